@@ -1,0 +1,11 @@
+/** Tests run from sources: workspace packages map to their src. */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/packages', '<rootDir>/examples'],
+  testMatch: ['**/test/**/*.test.ts', '**/examples/**/*.test.ts'],
+  moduleNameMapper: {
+    '^(\.{1,2}/.*)\.js$': '$1', '^@resourcery/(core|node|express|koa|cli)$': '<rootDir>/packages/$1/src/index.ts' },
+  transform: { '^.+\\.(t|j)s$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }] },
+  transformIgnorePatterns: ['/node_modules/'],
+  testTimeout: 20000,
+};

@@ -1,0 +1,134 @@
+import { ServiceError } from '../errors.js';
+import { Lru } from '../lru.js';
+import { Locator } from '../query/locator.js';
+import { parseLiteral, type Literal } from '../query/literal.js';
+import type { RawItem } from './ast.js';
+import { parse as parseRaw } from './uri-parser.js';
+
+export type Operator = '=' | '!=' | '<' | '>' | '<=' | '>=';
+
+export interface Condition {
+  locator: Locator;
+  op: Operator;
+  value: Literal;
+  /** The item as written, for messages. */
+  text: string;
+}
+
+export const META_KEYS = [
+  'unsafe', 'limit', 'offset', 'order_asc', 'order_desc', 'select', 'add', 'rename',
+  'distinct', 'search', 'search_regex', 'safepost',
+] as const;
+export type MetaKey = (typeof META_KEYS)[number];
+
+export interface MetaEntry {
+  key: MetaKey;
+  /** Percent-decoded value. */
+  value: string;
+}
+
+/** A request URI split, decoded and typed. Immutable: parse results are shared via a cache. */
+export interface ParsedUri {
+  /** Decoded resource name ('' means the resource listing). */
+  resource: string;
+  macro: boolean;
+  view: string | null;
+  conditions: readonly Condition[];
+  meta: readonly MetaEntry[];
+  /**
+   * A problem found in the conditions or meta-conditions. It is raised only after the
+   * resource has been resolved, so that error records name the resource.
+   */
+  error: ServiceError | null;
+}
+
+const cache = new Lru<string, ParsedUri>(2000);
+
+/** Parses a URI path (the part after the service's base path); results are cached. */
+export function parseUri(uri: string): ParsedUri {
+  let parsed = cache.get(uri);
+  if (parsed === undefined) {
+    parsed = parseUncached(uri);
+    cache.set(uri, parsed);
+  }
+  return parsed;
+}
+
+export function clearParseCache(): void {
+  cache.clear();
+}
+
+function parseUncached(uri: string): ParsedUri {
+  const path = stripQuery(uri);
+  if (path.length > 0 && path[0] !== '/') throw new ServiceError('InvalidUriSyntax', `The URI must start with '/': '${short(path)}'`);
+  const raw = parseRaw(path);
+  if (raw.extra !== null && raw.extra.text !== '') {
+    throw new ServiceError('InvalidUriSyntax', `Too many parts in the URI: a URI has at most /<resource>/<conditions>/<meta-conditions>, but '${short(raw.extra.text)}' follows at position ${raw.extra.offset}`);
+  }
+  const resource = decode(raw.resource.name, 'resource name');
+  const view = raw.resource.view === null ? null : decode(raw.resource.view, 'view name');
+  let error: ServiceError | null = null;
+  let conditions: Condition[] = [];
+  let meta: MetaEntry[] = [];
+  try {
+    conditions = (raw.conditions ?? []).map(toCondition);
+    meta = (raw.meta ?? []).map(toMetaEntry);
+  } catch (e) {
+    if (!ServiceError.is(e)) throw e;
+    error = e;
+  }
+  return { resource, macro: raw.resource.macro, view: view === '' ? null : view, conditions, meta, error };
+}
+
+function stripQuery(uri: string): string {
+  const q = uri.indexOf('?');
+  const h = uri.indexOf('#');
+  const end = Math.min(q < 0 ? uri.length : q, h < 0 ? uri.length : h);
+  return end === uri.length ? uri : uri.slice(0, end);
+}
+
+function toCondition(item: RawItem): Condition {
+  if (item.op === null) {
+    throw new ServiceError('InvalidConditionOperator', `No valid operator in condition '${short(decodeLoose(item.text))}' at position ${item.offset}. Operators are =, !=, <, >, <=, >=`);
+  }
+  if (/^(=|<|>|!=|%3[CcEeDd])/.test(item.value)) {
+    throw new ServiceError('InvalidConditionOperator', `Invalid operator in condition '${short(decodeLoose(item.text))}' at position ${item.offset}. Operators are =, !=, <, >, <=, >=`);
+  }
+  const key = decode(item.key, 'condition');
+  if (key.trim() === '') throw new ServiceError('InvalidConditionSyntax', `Condition '${short(decodeLoose(item.text))}' at position ${item.offset} has no property locator`);
+  if (key.split('.').some((s) => s === '')) throw new ServiceError('InvalidConditionSyntax', `Invalid property locator '${short(key)}' in condition at position ${item.offset}`);
+  return { locator: new Locator(key), op: item.op as Operator, value: parseLiteral(decode(item.value, 'condition value')), text: decodeLoose(item.text) };
+}
+
+function toMetaEntry(item: RawItem): MetaEntry {
+  const key = decode(item.key, 'meta-condition').toLowerCase();
+  if (item.op !== '=') {
+    throw new ServiceError('InvalidMetaConditionOperator', `Meta-condition '${short(decodeLoose(item.text))}' at position ${item.offset} must have the form <name>=<value>`);
+  }
+  if (!(META_KEYS as readonly string[]).includes(key)) {
+    throw new ServiceError('InvalidMetaConditionKey', `Unknown meta-condition '${short(decode(item.key, 'meta-condition'))}' at position ${item.offset}. Valid names: ${META_KEYS.join(', ')}`);
+  }
+  return { key: key as MetaKey, value: decode(item.value, 'meta-condition value') };
+}
+
+/** Percent-decoding; `+` stays `+`. Malformed escapes or UTF-8 are a client error. */
+export function decode(text: string, what: string): string {
+  if (text.indexOf('%') < 0) return text;
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    throw new ServiceError('InvalidUriSyntax', `Invalid percent-encoding in ${what} '${short(text)}'`);
+  }
+}
+
+function decodeLoose(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+function short(text: string): string {
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}

@@ -1,0 +1,10 @@
+export { ServiceError, toServiceError, statusOf, ERROR_CODES, type ErrorCode } from './errors.js';
+export { parseUri, clearParseCache, META_KEYS, type ParsedUri, type Condition, type Operator, type MetaEntry, type MetaKey } from './grammar/parse.js';
+export { Locator } from './query/locator.js';
+export { parseLiteral, type Literal } from './query/literal.js';
+export { compileConditions, type Entity, type Predicate } from './query/conditions.js';
+export { toMetaConditions, type MetaConditions } from './query/meta-conditions.js';
+export { compileQuery, evaluate, type CompiledQuery } from './query/evaluate.js';
+export { compareValues } from './query/order.js';
+export { MemoryStorage } from './storage/memory.js';
+export type { Storage, SelectQuery, SelectResult, WriteBatch } from './storage/storage.js';

@@ -1,0 +1,89 @@
+import type { Condition, Operator } from '../grammar/parse.js';
+import { isoTime, type Literal } from './literal.js';
+
+export type Entity = Record<string, unknown>;
+export type Predicate = (entity: Entity) => boolean;
+
+/**
+ * Compiles conditions into one predicate, once per parsed query. Comparison rules:
+ * numbers numerically, strings by code point, dates by time, `=null` matches null or
+ * missing; a comparison of mismatched types never throws (`=` false, `!=` true,
+ * ordering false).
+ */
+export function compileConditions(conditions: readonly Condition[]): Predicate | null {
+  const tests = conditions.map(compileCondition);
+  switch (tests.length) {
+    case 0: return null;
+    case 1: return tests[0];
+    case 2: { const [a, b] = tests; return (e) => a(e) && b(e); }
+    case 3: { const [a, b, c] = tests; return (e) => a(e) && b(e) && c(e); }
+    default: return (e) => { for (const t of tests) if (!t(e)) return false; return true; };
+  }
+}
+
+type Cmp = (a: any, b: any) => boolean;
+const CMP: Record<Operator, Cmp> = {
+  '=': (a, b) => a === b,
+  '!=': (a, b) => a !== b,
+  '<': (a, b) => a < b,
+  '>': (a, b) => a > b,
+  '<=': (a, b) => a <= b,
+  '>=': (a, b) => a >= b,
+};
+
+export function compileCondition(condition: Condition): Predicate {
+  const { locator, op, value } = condition;
+  const mismatch = op === '!=';
+  return compileTest(op, value, mismatch, (e) => locator.get(e));
+}
+
+/** A test of one value against a literal; exported for event selectors and PUT matching. */
+export function valueTest(op: Operator, literal: Literal): (value: unknown) => boolean {
+  return compileTest(op, literal, op === '!=', (v) => v);
+}
+
+function compileTest<T>(op: Operator, literal: Literal, mismatch: boolean, get: (x: T) => unknown): (x: T) => boolean {
+  const cmp = CMP[op];
+  if (literal.kind === 'null') {
+    if (op === '=') return (x) => get(x) == null;
+    if (op === '!=') return (x) => get(x) != null;
+    return () => false;
+  }
+  if (literal.kind === 'string') {
+    const s = literal.value;
+    return (x) => {
+      const v = get(x);
+      return typeof v === 'string' ? cmp(v, s) : mismatch;
+    };
+  }
+  const { text, number, boolean, date } = literal;
+  if (number !== undefined) {
+    return (x) => {
+      const v = get(x);
+      if (typeof v === 'number') return cmp(v, number);
+      return typeof v === 'string' ? cmp(v, text) : mismatch;
+    };
+  }
+  if (date !== undefined) {
+    return (x) => {
+      const v = get(x);
+      if (typeof v === 'string') {
+        const t = isoTime(v);
+        return t === undefined ? cmp(v, text) : cmp(t, date);
+      }
+      if (v instanceof Date) return cmp(v.getTime(), date);
+      return mismatch;
+    };
+  }
+  if (boolean !== undefined) {
+    return (x) => {
+      const v = get(x);
+      if (typeof v === 'boolean') return cmp(v, boolean);
+      return typeof v === 'string' ? cmp(v, text) : mismatch;
+    };
+  }
+  return (x) => {
+    const v = get(x);
+    return typeof v === 'string' ? cmp(v, text) : mismatch;
+  };
+}

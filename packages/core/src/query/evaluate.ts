@@ -1,0 +1,103 @@
+import type { Condition } from '../grammar/parse.js';
+import { compileConditions, type Entity, type Predicate } from './conditions.js';
+import type { Locator } from './locator.js';
+import type { MetaConditions } from './meta-conditions.js';
+import { compileProjection, type Projection } from './projection.js';
+import { compileSearch, compileSearchRegex } from './search.js';
+import { compareValues, selectRange, slice, sortEntities } from './order.js';
+
+/**
+ * A query compiled once per (resource, conditions, meta-conditions) and run many times.
+ * Evaluation order (DESIGN 3): conditions -> search -> add -> rename -> select ->
+ * distinct -> order -> offset -> limit.
+ */
+export interface CompiledQuery {
+  conditions: readonly Condition[];
+  meta: MetaConditions;
+  predicate: Predicate | null;
+  search: Predicate | null;
+  project: Projection | null;
+  /** Order key read from the stored entity, when order does not depend on projection. */
+  sourceOrder: Locator | null;
+}
+
+export function compileQuery(conditions: readonly Condition[], meta: MetaConditions): CompiledQuery {
+  const predicate = compileConditions(conditions);
+  const searches = [meta.search && compileSearch(meta.search), meta.searchRegex && compileSearchRegex(meta.searchRegex)].filter(Boolean) as Predicate[];
+  const search = searches.length === 0 ? null : searches.length === 1 ? searches[0] : (e: Entity) => searches[0](e) && searches[1](e);
+  const projection = compileProjection(meta);
+  const sourceOrder = meta.order && !meta.distinct ? projection.sourceOf(meta.order.locator) : null;
+  return { conditions, meta, predicate, search, project: projection.project, sourceOrder };
+}
+
+/** Whether storage may apply order, offset and limit itself (nothing in between changes the set). */
+export function pagingCanBePushedDown(q: CompiledQuery): boolean {
+  return q.search === null && !q.meta.distinct && (q.meta.order === null || q.sourceOrder !== null);
+}
+
+export interface EvaluateOptions {
+  /** The storage already applied the conditions. */
+  conditionsApplied?: boolean;
+  /** The storage already applied order, offset and limit. */
+  pagingApplied?: boolean;
+}
+
+/** Runs the query over entities in storage order. */
+export function evaluate(entities: Iterable<Entity>, q: CompiledQuery, options: EvaluateOptions = {}): Entity[] {
+  const predicate = options.conditionsApplied ? null : q.predicate;
+  const { search, project, meta } = q;
+  const order = options.pagingApplied ? null : meta.order;
+  const offset = options.pagingApplied ? 0 : meta.offset;
+  const limit = options.pagingApplied ? -1 : meta.limit;
+  if (limit === 0) return [];
+
+  // Streaming path: stop scanning as soon as the page is full.
+  if (order === null && !meta.distinct && offset >= 0) {
+    const out: Entity[] = [];
+    let skip = offset;
+    for (const e of entities) {
+      if (predicate !== null && !predicate(e)) continue;
+      if (search !== null && !search(e)) continue;
+      if (skip > 0) { skip--; continue; }
+      out.push(project === null ? e : project(e));
+      if (out.length === limit) break;
+    }
+    return out;
+  }
+
+  const matches: Entity[] = [];
+  for (const e of entities) {
+    if (predicate !== null && !predicate(e)) continue;
+    if (search !== null && !search(e)) continue;
+    matches.push(e);
+  }
+
+  // Order on the stored values, then project only the page.
+  if (order !== null && q.sourceOrder !== null) {
+    const page = selectRange(matches, (e) => q.sourceOrder!.get(e), order.descending, offset, limit);
+    return project === null ? page : page.map(project);
+  }
+
+  let output = project === null ? matches : matches.map(project);
+  if (meta.distinct) output = distinct(output);
+  if (order !== null) {
+    const locator = order.locator;
+    output = sortEntities(output, (e) => locator.get(e), order.descending);
+  }
+  return slice(output, offset, limit);
+}
+
+function distinct(entities: Entity[]): Entity[] {
+  const seen = new Set<string>();
+  const out: Entity[] = [];
+  for (const e of entities) {
+    const key = JSON.stringify(e);
+    if (!seen.has(key)) {
+      seen.add(key);
+      out.push(e);
+    }
+  }
+  return out;
+}
+
+export { compareValues, slice };

@@ -1,0 +1,46 @@
+/**
+ * Condition value literals. Unquoted values keep their text so that they can be read
+ * as the type of the value they are compared with (`Zip=02139` matches the string
+ * "02139", `Age=36` the number 36), as a declared schema type would.
+ */
+export type Literal =
+  | { kind: 'null' }
+  /** A value that can only be a string: quoted, or empty. */
+  | { kind: 'string'; value: string }
+  /** An unquoted value with every typed reading it allows. */
+  | { kind: 'raw'; text: string; number?: number; boolean?: boolean; date?: number };
+
+const NUMBER = /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/;
+const ISO_DATE = /^\d{4}-\d\d-\d\d([T ]\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[-+]\d\d:?\d\d)?)?$/;
+
+export function parseLiteral(text: string): Literal {
+  if (text === 'null') return { kind: 'null' };
+  if (text === '') return { kind: 'string', value: '' };
+  const first = text[0];
+  if (text.length >= 2 && (first === "'" || first === '"') && text[text.length - 1] === first) {
+    return { kind: 'string', value: text.slice(1, -1) };
+  }
+  const literal: Literal = { kind: 'raw', text };
+  if (text === 'true') literal.boolean = true;
+  else if (text === 'false') literal.boolean = false;
+  else if (NUMBER.test(text)) literal.number = Number(text);
+  else {
+    const time = isoTime(text);
+    if (time !== undefined) literal.date = time;
+  }
+  return literal;
+}
+
+/** Milliseconds of an ISO 8601 date string, or undefined when it is not one. */
+export function isoTime(text: string): number | undefined {
+  if (text.length < 10 || text.length > 35 || !ISO_DATE.test(text)) return undefined;
+  const time = Date.parse(text);
+  return Number.isNaN(time) ? undefined : time;
+}
+
+/** The literal as a JSON value (for inserting a PUT's condition values). */
+export function literalValue(literal: Literal): unknown {
+  if (literal.kind === 'null') return null;
+  if (literal.kind === 'string') return literal.value;
+  return literal.boolean ?? literal.number ?? literal.text;
+}

@@ -1,0 +1,86 @@
+/**
+ * A property locator: `Name`, `Address.City`, `Name.Length`. Matching is
+ * case-insensitive; each segment remembers the key it last matched so that uniform
+ * data costs one property read per segment instead of a scan of the keys.
+ */
+export class Locator {
+  readonly text: string;
+  readonly segments: readonly string[];
+  private readonly lower: string[];
+  private readonly lastKey: (string | undefined)[];
+  private canonicalCache: string | undefined;
+
+  constructor(text: string) {
+    this.text = text;
+    this.segments = text.split('.');
+    this.lower = this.segments.map((s) => s.toLowerCase());
+    this.lastKey = this.segments.map(() => undefined);
+  }
+
+  get isDotted(): boolean {
+    return this.segments.length > 1;
+  }
+
+  /** The value at this locator, or undefined when any step is missing. */
+  get(entity: unknown): unknown {
+    let value: unknown = entity;
+    for (let i = 0; i < this.segments.length; i++) {
+      if (value === null || value === undefined) return undefined;
+      value = this.step(value, i);
+    }
+    return value;
+  }
+
+  /** The locator spelled as the data spells it (`address.city` -> `Address.City`). */
+  canonical(entity?: unknown): string {
+    if (entity === undefined) return this.canonicalCache ?? this.text;
+    const names: string[] = [];
+    let value: unknown = entity;
+    for (let i = 0; i < this.segments.length; i++) {
+      const key = value !== null && typeof value === 'object' && !Array.isArray(value) ? findKey(value as object, this.segments[i], this.lower[i]) : undefined;
+      if (key !== undefined) {
+        names.push(key);
+        value = (value as Record<string, unknown>)[key];
+      } else if (this.lower[i] === 'length' && (typeof value === 'string' || Array.isArray(value))) {
+        names.push('Length');
+        value = undefined;
+      } else {
+        // Not present on this entity: fall back to what an earlier entity showed, or as written.
+        return this.canonicalCache ?? this.text;
+      }
+    }
+    this.canonicalCache = names.join('.');
+    return this.canonicalCache;
+  }
+
+  private step(value: unknown, i: number): unknown {
+    if (typeof value === 'object') {
+      const record = value as Record<string, unknown>;
+      const last = this.lastKey[i];
+      if (last !== undefined) {
+        const v = record[last];
+        if (v !== undefined || Object.prototype.hasOwnProperty.call(record, last)) return v;
+      }
+      if (Array.isArray(value)) {
+        if (this.lower[i] === 'length') return value.length;
+        const index = Number(this.segments[i]);
+        return Number.isInteger(index) ? value[index] : undefined;
+      }
+      const key = findKey(record, this.segments[i], this.lower[i]);
+      if (key === undefined) return undefined;
+      this.lastKey[i] = key;
+      return record[key];
+    }
+    if (typeof value === 'string' && this.lower[i] === 'length') return value.length;
+    return undefined;
+  }
+}
+
+/** Case-insensitive own-key lookup; the exact spelling wins. */
+export function findKey(record: object, name: string, lower = name.toLowerCase()): string | undefined {
+  if (Object.prototype.hasOwnProperty.call(record, name)) return name;
+  for (const key in record) {
+    if (key.length === name.length && key.toLowerCase() === lower && Object.prototype.hasOwnProperty.call(record, key)) return key;
+  }
+  return undefined;
+}

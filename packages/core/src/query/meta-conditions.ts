@@ -1,0 +1,96 @@
+import { ServiceError } from '../errors.js';
+import type { MetaEntry, MetaKey } from '../grammar/parse.js';
+import { Locator } from './locator.js';
+
+export interface Rename {
+  from: Locator;
+  to: string;
+}
+
+/** The typed meta-conditions of one request (SPEC 4.2); when a name repeats, the last wins. */
+export interface MetaConditions {
+  unsafe: boolean;
+  /** -1: no limit. */
+  limit: number;
+  /** Negative: keep the last N. */
+  offset: number;
+  order: { locator: Locator; descending: boolean } | null;
+  select: Locator[] | null;
+  add: Locator[] | null;
+  rename: Rename[] | null;
+  distinct: boolean;
+  search: string | null;
+  searchRegex: string | null;
+  safepost: Locator[] | null;
+}
+
+export const NO_META: MetaConditions = Object.freeze({
+  unsafe: false, limit: -1, offset: 0, order: null, select: null, add: null, rename: null,
+  distinct: false, search: null, searchRegex: null, safepost: null,
+});
+
+export function toMetaConditions(entries: readonly MetaEntry[]): MetaConditions {
+  if (entries.length === 0) return NO_META;
+  const m: MetaConditions = { ...NO_META };
+  for (const { key, value } of entries) apply(m, key, value);
+  return m;
+}
+
+function apply(m: MetaConditions, key: MetaKey, value: string): void {
+  switch (key) {
+    case 'unsafe': m.unsafe = bool(key, value); break;
+    case 'distinct': m.distinct = bool(key, value); break;
+    case 'limit': m.limit = int(key, value); if (m.limit < -1) bad(key, value, 'a whole number >= -1'); break;
+    case 'offset': m.offset = int(key, value); break;
+    case 'order_asc': m.order = { locator: locator(key, value), descending: false }; break;
+    case 'order_desc': m.order = { locator: locator(key, value), descending: true }; break;
+    case 'select': m.select = list(key, value); break;
+    case 'add': m.add = list(key, value); break;
+    case 'safepost': m.safepost = list(key, value); break;
+    case 'rename': m.rename = list(key, value, true).map((item) => renameItem(item, value)); break;
+    case 'search': m.search = nonEmpty(key, value); break;
+    case 'search_regex': m.searchRegex = nonEmpty(key, value); break;
+  }
+}
+
+function bool(key: string, value: string): boolean {
+  const v = value.toLowerCase();
+  if (v === 'true') return true;
+  if (v === 'false') return false;
+  return bad(key, value, 'true or false');
+}
+
+function int(key: string, value: string): number {
+  if (!/^-?\d{1,15}$/.test(value)) bad(key, value, 'a whole number');
+  return Number(value);
+}
+
+const LOCATOR = /^[^.\s,][^,]*$/;
+
+function locator(key: string, value: string): Locator {
+  if (!LOCATOR.test(value) || value.split('.').some((s) => s === '')) bad(key, value, 'a property locator');
+  return new Locator(value);
+}
+
+function list(key: string, value: string, raw = false): any[] {
+  const items = value.split(',').map((s) => s.trim());
+  if (items.some((s) => s === '')) bad(key, value, 'a comma-separated list of property locators');
+  return raw ? items : items.map((s) => locator(key, s));
+}
+
+function renameItem(item: string, whole: string): Rename {
+  const arrow = item.indexOf('->');
+  const from = arrow < 0 ? '' : item.slice(0, arrow).trim();
+  const to = arrow < 0 ? '' : item.slice(arrow + 2).trim();
+  if (!from || !to) bad('rename', whole, 'a list of <property>-><new name>');
+  return { from: locator('rename', from), to };
+}
+
+function nonEmpty(key: string, value: string): string {
+  if (value === '') bad(key, value, 'a non-empty pattern');
+  return value;
+}
+
+function bad(key: string, value: string, expected: string): never {
+  throw new ServiceError('InvalidMetaConditionValueType', `Invalid value '${value}' for meta-condition '${key}': expected ${expected}`);
+}

@@ -1,0 +1,94 @@
+import { ServiceError } from '../errors.js';
+import type { Entity } from './conditions.js';
+import { findKey, Locator } from './locator.js';
+import type { MetaConditions } from './meta-conditions.js';
+
+export type Projection = (entity: Entity) => Entity;
+
+/**
+ * add -> rename -> select, compiled once per query. Returns null when the output is the
+ * stored entity itself. `sourceOf` maps an output property back to the locator that
+ * reads it from the stored entity, so order can be computed before projecting.
+ */
+export interface CompiledProjection {
+  project: Projection | null;
+  sourceOf(locator: Locator): Locator | null;
+}
+
+export function compileProjection(meta: MetaConditions): CompiledProjection {
+  const { add, rename, select } = meta;
+  const renames = rename ?? [];
+  const renamedAway = new Set(renames.filter((r) => !r.from.isDotted).map((r) => r.from.text.toLowerCase()));
+  for (const r of renames) renamedAway.delete(r.to.toLowerCase());
+  const targetOf = new Map(renames.map((r) => [r.to.toLowerCase(), r.from]));
+  const addedNames = new Map((add ?? []).map((l) => [l.text.toLowerCase(), l]));
+
+  for (const l of select ?? []) {
+    if (renamedAway.has(l.segments[0].toLowerCase())) {
+      throw new ServiceError('InvalidMetaConditionSyntax', `select: '${l.text}' no longer exists after rename`);
+    }
+  }
+
+  const sourceOf = (l: Locator): Locator | null => {
+    const name = l.text.toLowerCase();
+    const head = l.segments[0].toLowerCase();
+    if (renamedAway.has(head)) {
+      throw new ServiceError('InvalidMetaConditionSyntax', `order: '${l.text}' no longer exists after rename`);
+    }
+    if (addedNames.has(name)) return addedNames.get(name)!;
+    if (targetOf.has(name)) return targetOf.get(name)!;
+    if (targetOf.has(head) || [...addedNames.keys()].some((k) => k.startsWith(`${head}.`))) return null;
+    if (select && !select.some((s) => s.text.toLowerCase() === name)) return null;
+    return l;
+  };
+
+  if (!add && !rename && !select) return { project: null, sourceOf };
+
+  const project: Projection = (entity) => {
+    let out: Entity = { ...entity };
+    const added: string[] = [];
+    if (add) {
+      for (const l of add) {
+        const name = l.canonical(entity);
+        out[name] = l.get(entity) ?? null;
+        added.push(name);
+      }
+    }
+    for (const r of renames) out = renameOne(out, r.from, r.to, entity);
+    if (select) {
+      const picked: Entity = {};
+      for (const l of select) {
+        if (l.isDotted) {
+          picked[l.canonical(out)] = l.get(out) ?? null;
+        } else {
+          const key = findKey(out, l.text);
+          picked[key ?? l.canonical()] = key === undefined ? null : out[key];
+        }
+      }
+      for (const name of added) if (!(name in picked) && name in out) picked[name] = out[name];
+      out = picked;
+    }
+    return out;
+  };
+  return { project, sourceOf };
+}
+
+/** Renames one property, keeping its position; a dotted source is appended under the new name. */
+function renameOne(out: Entity, from: Locator, to: string, source: Entity): Entity {
+  if (from.isDotted) {
+    const value = from.get(out) ?? from.get(source);
+    out[to] = value ?? null;
+    return out;
+  }
+  const key = findKey(out, from.text);
+  if (key === undefined) {
+    out[to] = null;
+    return out;
+  }
+  const renamed: Entity = {};
+  for (const k of Object.keys(out)) {
+    if (k === key) renamed[to] = out[k];
+    else if (k !== to) renamed[k] = out[k];
+  }
+  return renamed;
+}

@@ -1,0 +1,48 @@
+import type { Condition } from '../grammar/parse.js';
+import type { Entity, Predicate } from '../query/conditions.js';
+import type { Locator } from '../query/locator.js';
+
+export type { Entity };
+
+/**
+ * What the service asks a storage for. A backend may apply any part itself (push-down)
+ * and says which parts it applied; the service applies the rest.
+ */
+export interface SelectQuery {
+  /** The conditions as parsed, for backends that translate them (e.g. to SQL). */
+  conditions: readonly Condition[];
+  /** The same conditions compiled to a predicate, for backends that filter in memory. */
+  predicate: Predicate | null;
+  /** Offered only when nothing between the conditions and the order changes the result. */
+  order: { locator: Locator; descending: boolean } | null;
+  /** With order: the page to return. offset >= 0; limit -1 means no limit. */
+  offset: number;
+  limit: number;
+}
+
+export interface SelectResult {
+  /** Entities in storage order (or in `order` when pagingApplied). */
+  entities: Iterable<Entity> | AsyncIterable<Entity>;
+  conditionsApplied: boolean;
+  /** Order, offset and limit were applied (only possible with conditionsApplied). */
+  pagingApplied: boolean;
+}
+
+/** One all-or-nothing change: every part is applied, or none is. */
+export interface WriteBatch {
+  insert?: Entity[];
+  /** `target` is an entity exactly as `select` returned it; `value` replaces it. */
+  update?: Array<{ target: Entity; value: Entity }>;
+  delete?: Entity[];
+}
+
+export interface Storage {
+  select(query: SelectQuery): Promise<SelectResult>;
+  /** Optional fast count; the service counts selected entities otherwise. */
+  count?(query: Pick<SelectQuery, 'conditions' | 'predicate'>): Promise<number>;
+  /** Applies the whole batch atomically; throws (changing nothing) when it cannot. */
+  write(batch: WriteBatch): Promise<void>;
+}
+
+/** Every entity: the query a storage gets for "no conditions". */
+export const SELECT_ALL: SelectQuery = Object.freeze({ conditions: [], predicate: null, order: null, offset: 0, limit: -1 });
