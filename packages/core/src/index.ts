@@ -1,4 +1,14 @@
+export { createService, Service, type ServiceOptions } from './service.js';
 export { ServiceError, toServiceError, statusOf, ERROR_CODES, type ErrorCode } from './errors.js';
+export type { PlainRequest, PlainResponse, Method, BodyChunk, HeaderValue } from './http/types.js';
+export { METHODS } from './http/types.js';
+export type { ResourceDefinition, ViewDefinition, WriteChange, ResourceKind } from './resources.js';
+export type { Resource } from './resources.js';
+export type { ApiKeyConfig, ApiKeyRule } from './auth.js';
+export type { EventDefinition, BinaryPayload, RaisedEvent, EventListener } from './events.js';
+export type { ContentType, ProtocolProvider, ReadContext, WriteContext } from './content-types/content-type.js';
+export { json, toEntities } from './content-types/json.js';
+export type { Result, ErrorBody } from './results.js';
 export { parseUri, clearParseCache, META_KEYS, type ParsedUri, type Condition, type Operator, type MetaEntry, type MetaKey } from './grammar/parse.js';
 export { Locator } from './query/locator.js';
 export { parseLiteral, type Literal } from './query/literal.js';
@@ -6,5 +16,7 @@ export { compileConditions, type Entity, type Predicate } from './query/conditio
 export { toMetaConditions, type MetaConditions } from './query/meta-conditions.js';
 export { compileQuery, evaluate, type CompiledQuery } from './query/evaluate.js';
 export { compareValues } from './query/order.js';
+export type { JsonSchema } from './query/schema-types.js';
 export { MemoryStorage } from './storage/memory.js';
-export type { Storage, SelectQuery, SelectResult, WriteBatch } from './storage/storage.js';
+export { ComputedStorage } from './storage/computed.js';
+export { SELECT_ALL, type Storage, type SelectQuery, type SelectResult, type WriteBatch } from './storage/storage.js';

@@ -1,0 +1,31 @@
+#!/usr/bin/env node
+import { parseServeArgs, serve, USAGE } from './serve.js';
+
+async function main(argv: string[]): Promise<void> {
+  if (argv.includes('--help') || argv.includes('-h') || argv.length === 0) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  let options;
+  try {
+    options = parseServeArgs(argv);
+  } catch (e) {
+    process.stderr.write(`${(e as Error).message.trimEnd()}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  const { service, server, url } = await serve(options);
+  process.stdout.write(`Resourcery is serving ${options.file} at ${url}\n`);
+  const stop = () => {
+    server.close();
+    server.closeAllConnections();
+    void service.close().finally(() => process.exit(0));
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+main(process.argv.slice(2)).catch((e) => {
+  process.stderr.write(`resourcery: ${(e as Error).message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,2 @@
+export { FileStore } from './file-store.js';
+export { serve, parseServeArgs, type ServeOptions } from './serve.js';

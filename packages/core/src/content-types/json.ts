@@ -1,0 +1,64 @@
+import { ServiceError } from '../errors.js';
+import type { Entity } from '../query/conditions.js';
+import type { Result } from '../results.js';
+import type { ContentType, WriteContext } from './content-type.js';
+
+/** JSON: compact; the success envelope unless `raw=true`. */
+export const json: ContentType = {
+  name: 'JSON',
+  mimeType: 'application/json',
+  bindings: ['application/json', 'application/service-json', 'json', 'text/plain'],
+  read(body) {
+    let value: unknown;
+    try {
+      value = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
+    } catch (e) {
+      throw new ServiceError('FailedJsonDeserialization', `The body is not valid JSON: ${(e as Error).message}`);
+    }
+    return toEntities(value);
+  },
+  write(result, context) {
+    return context.params.raw === 'true' ? writeRaw(result) : writeEnvelope(result, context);
+  },
+};
+
+/** One object or an array of objects; anything else is not an entity. */
+export function toEntities(value: unknown): Entity[] {
+  const items = Array.isArray(value) ? value : [value];
+  items.forEach((item, i) => {
+    if (item === null || typeof item !== 'object' || Array.isArray(item)) {
+      throw new ServiceError('InvalidResourceEntity', Array.isArray(value) ? `Item ${i} of the body is not an object` : 'The body is not an object or an array of objects');
+    }
+  });
+  return items as Entity[];
+}
+
+function writeRaw(result: Result): string {
+  switch (result.kind) {
+    case 'entities': return stringifyArray(result.entities);
+    case 'count': return String(result.count);
+    case 'change': return stringifyArray(result.data);
+    default: return '';
+  }
+}
+
+function writeEnvelope(result: Result, context: WriteContext): string {
+  switch (result.kind) {
+    case 'entities':
+      return `{"Status":"success","Data":${stringifyArray(result.entities)},"DataCount":${result.entities.length},"TimeElapsedMs":${context.elapsedMs()}}`;
+    case 'count':
+      return `{"Status":"success","Count":${result.count},"TimeElapsedMs":${context.elapsedMs()}}`;
+    case 'change': {
+      let counts = '';
+      if (result.inserted !== undefined) counts += `,"InsertedCount":${result.inserted}`;
+      if (result.updated !== undefined) counts += `,"UpdatedCount":${result.updated}`;
+      if (result.deleted !== undefined) counts += `,"DeletedCount":${result.deleted}`;
+      return `{"Status":"success","Data":${stringifyArray(result.data)},"DataCount":${result.data.length}${counts},"TimeElapsedMs":${context.elapsedMs()}}`;
+    }
+    default: return '';
+  }
+}
+
+function stringifyArray(entities: Entity[]): string {
+  return JSON.stringify(entities);
+}

@@ -1,0 +1,80 @@
+import { randomBytes } from 'node:crypto';
+import { Auth } from './auth.js';
+import { ServiceError } from './errors.js';
+import type { RequestContext } from './http/context.js';
+import type { ErrorBody } from './results.js';
+import type { Entity } from './query/conditions.js';
+import { Locator } from './query/locator.js';
+import type { Storage } from './storage/storage.js';
+
+export const ERROR_RESOURCE = 'Service.Admin.Error';
+
+/**
+ * Error records (SPEC 2.5): every error response but 401 is stored, newest `max` kept,
+ * secrets redacted. The response links to its record through ErrorInfo.
+ */
+export class ErrorRecords {
+  private stored = 0;
+  private counter = 0;
+  private readonly prefix = randomBytes(3).toString('hex');
+
+  constructor(private readonly storage: Storage, private readonly max: number) {}
+
+  async record(ctx: RequestContext, error: ServiceError): Promise<string> {
+    const id = `${this.prefix}${(++this.counter).toString(36)}`;
+    const entity: Entity = {
+      Id: id,
+      Time: ctx.time.toISOString(),
+      ResourceName: ctx.resource?.name ?? '<unknown>',
+      Action: ctx.method,
+      Method: ctx.method,
+      ErrorCode: error.code,
+      StackTrace: error.stack ?? '',
+      Message: error.message,
+      Uri: ctx.basePath + ctx.uri,
+      Headers: renderHeaders(ctx.clientHeaders),
+      Body: await ctx.bodyTextForRecord(),
+    };
+    await this.storage.write({ insert: [entity] });
+    if (++this.stored > this.max) await this.trim();
+    return id;
+  }
+
+  private async trim(): Promise<void> {
+    const excess = this.stored - this.max;
+    const { entities } = await this.storage.select({ conditions: [], predicate: null, order: { locator: new Locator('Time'), descending: false }, offset: 0, limit: excess });
+    const oldest: Entity[] = [];
+    for await (const e of entities as AsyncIterable<Entity>) oldest.push(e);
+    await this.storage.write({ delete: oldest.slice(0, excess) });
+    this.stored -= Math.min(excess, oldest.length);
+  }
+
+  /** Keeps the count right after records are deleted through the resource. */
+  forget(count: number): void {
+    this.stored = Math.max(0, this.stored - count);
+  }
+}
+
+/** `<name>: <value>` joined with ` | `, credentials replaced by *****. */
+export function renderHeaders(headers: Record<string, string>): string {
+  return Object.entries(headers)
+    .map(([name, value]) => `${name}: ${Auth.isSecretHeader(name) ? '*****' : value}`)
+    .join(' | ');
+}
+
+export function errorBody(error: ServiceError, ctx: RequestContext, moreInfoAt: string | undefined): ErrorBody {
+  const body: ErrorBody = {
+    Status: 'fail',
+    ErrorType: `Service.Results.${error.code}`,
+    ErrorCode: error.code,
+    Message: error.message,
+    TimeStamp: ctx.time.toISOString(),
+    Uri: ctx.basePath + ctx.uri,
+    TimeElapsedMs: ctx.elapsedMs(),
+  };
+  if (error.data !== undefined) body.Data = error.data;
+  if (moreInfoAt !== undefined) body.MoreInfoAt = moreInfoAt;
+  // Keep the documented key order: Data and MoreInfoAt come before TimeStamp.
+  const { TimeStamp, Uri, TimeElapsedMs, ...head } = body;
+  return { ...head, TimeStamp, Uri, TimeElapsedMs } as ErrorBody;
+}

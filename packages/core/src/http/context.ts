@@ -1,0 +1,104 @@
+import { ServiceError } from '../errors.js';
+import type { Resource } from '../resources.js';
+import type { BodyChunk, HeaderValue, PlainRequest } from './types.js';
+
+export type Headers = Record<string, string>;
+
+/** Lower-cases header names and joins repeated values, as HTTP allows. */
+export function normalizeHeaders(headers: Record<string, HeaderValue> | undefined): Headers {
+  const out: Headers = {};
+  if (!headers) return out;
+  for (const name in headers) {
+    const v = headers[name];
+    if (v === undefined) continue;
+    out[name.toLowerCase()] = Array.isArray(v) ? v.join(', ') : String(v);
+  }
+  return out;
+}
+
+/** One request as it moves through the pipeline. */
+export class RequestContext {
+  readonly started = performance.now();
+  readonly time = new Date();
+  readonly method: string;
+  readonly uri: string;
+  readonly basePath: string;
+  /** Headers after macro rewriting; lower-case names. */
+  headers: Headers;
+  /** The headers as the client sent them (for error records). */
+  readonly clientHeaders: Headers;
+  resource: Resource | null = null;
+  /** Set when a macro supplied the body. */
+  private replacedBody: Uint8Array | null | undefined;
+  private bodyBytes: Uint8Array | null | undefined;
+  private readonly rawBody: PlainRequest['body'];
+  /** How deep in local requests (webhooks, Source, macros) this request is. */
+  readonly depth: number;
+
+  constructor(request: PlainRequest, readonly maxBodyBytes: number, depth = 0) {
+    this.method = request.method.toUpperCase();
+    this.uri = request.uri || '/';
+    this.basePath = request.basePath ?? '';
+    this.clientHeaders = normalizeHeaders(request.headers);
+    this.headers = this.clientHeaders;
+    this.rawBody = request.body;
+    this.depth = depth;
+  }
+
+  elapsedMs(): number {
+    return Math.round((performance.now() - this.started) * 1000) / 1000;
+  }
+
+  header(name: string): string | undefined {
+    return this.headers[name];
+  }
+
+  replaceBody(body: Uint8Array | null): void {
+    this.replacedBody = body;
+  }
+
+  /** The request body (bounded by maxBodyBytes), or null when there is none. */
+  async body(): Promise<Uint8Array | null> {
+    if (this.replacedBody !== undefined) return this.replacedBody;
+    if (this.bodyBytes === undefined) this.bodyBytes = await readAll(this.rawBody, this.maxBodyBytes);
+    return this.bodyBytes;
+  }
+
+  /** The client's body as text for error records; never throws. */
+  async bodyTextForRecord(limit = 65536): Promise<string> {
+    try {
+      const bytes = this.bodyBytes !== undefined ? this.bodyBytes : await this.body();
+      if (!bytes || bytes.length === 0) return '';
+      const text = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.length, limit)).toString('utf8');
+      return bytes.length > limit ? `${text}... (${bytes.length} bytes)` : text;
+    } catch {
+      return '';
+    }
+  }
+}
+
+async function readAll(body: PlainRequest['body'], max: number): Promise<Uint8Array | null> {
+  if (body === undefined || body === null) return null;
+  if (typeof body === 'string') return checkSize(Buffer.from(body), max);
+  if (body instanceof Uint8Array) return checkSize(body, max);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<BodyChunk>) {
+    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    size += buf.length;
+    if (size > max) throw tooLarge(max);
+    chunks.push(buf);
+  }
+  return size === 0 ? null : Buffer.concat(chunks, size);
+}
+
+function checkSize(bytes: Uint8Array, max: number): Uint8Array | null {
+  if (bytes.length > max) throw tooLarge(max);
+  return bytes.length === 0 ? null : bytes;
+}
+
+function tooLarge(max: number): ServiceError {
+  return new ServiceError('PayloadTooLarge', `The request body is larger than the limit of ${max} bytes`);
+}
+
+export type { BodyChunk };

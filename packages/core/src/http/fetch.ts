@@ -1,0 +1,32 @@
+import type { PlainRequest, PlainResponse } from './types.js';
+
+/** Fetch Request -> plain request; the URL's path after basePath is the service URI. */
+export async function fromFetchRequest(request: Request, basePath = ''): Promise<PlainRequest> {
+  const url = new URL(request.url);
+  let uri = url.pathname;
+  if (basePath && uri.toLowerCase().startsWith(basePath.toLowerCase())) uri = uri.slice(basePath.length) || '/';
+  const headers: Record<string, string> = {};
+  request.headers.forEach((value, name) => { headers[name] = value; });
+  const body = request.body ? new Uint8Array(await request.arrayBuffer()) : null;
+  return { method: request.method, uri, headers, body, basePath };
+}
+
+export function toFetchResponse(response: PlainResponse): Response {
+  const { body } = response;
+  let init: ConstructorParameters<typeof Response>[0] = null;
+  if (typeof body === 'string' || body instanceof Uint8Array) init = body as ConstructorParameters<typeof Response>[0];
+  else if (body !== null) {
+    const iterator = body[Symbol.asyncIterator]();
+    init = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        const { value, done } = await iterator.next();
+        if (done) controller.close();
+        else controller.enqueue(typeof value === 'string' ? new TextEncoder().encode(value) : value);
+      },
+      async cancel() {
+        await iterator.return?.();
+      },
+    });
+  }
+  return new Response(init, { status: response.status, headers: response.headers });
+}

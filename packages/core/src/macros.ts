@@ -1,0 +1,167 @@
+import { ServiceError } from './errors.js';
+import { parseUri, type ParsedUri } from './grammar/parse.js';
+import type { RequestContext } from './http/context.js';
+import { Lru } from './lru.js';
+import type { Entity } from './query/conditions.js';
+import type { Service } from './service.js';
+import { SELECT_ALL, type Storage } from './storage/storage.js';
+
+export const MACRO_RESOURCE = 'Service.Admin.Macro';
+/** How many macros one call may pass through (a -> b -> c ...). */
+export const MAX_MACRO_DEPTH = 16;
+
+export interface Macro {
+  Name: string;
+  Uri: string;
+  Body: Entity | Entity[] | null;
+  Headers: Record<string, string> | null;
+  OverwriteBody: boolean;
+  OverwriteHeaders: boolean;
+}
+
+const PROPERTIES = ['Name', 'Uri', 'Body', 'Headers', 'OverwriteBody', 'OverwriteHeaders'];
+const NAME = /^[\p{L}\p{N}_.]+$/u;
+
+/** A rewrite: the merged URI (shared through a cache) and the macros it passed through. */
+interface Rewrite {
+  parsed: ParsedUri;
+  chain: Macro[];
+}
+
+/**
+ * Macros (SPEC 2.1, 4.5): stored request templates called as `/$name`. The rewrite of a
+ * URI is cached until a macro changes, so a cached macro call costs about a cached parse.
+ */
+export class Macros {
+  private readonly storage: Storage;
+  private byName: Map<string, Macro> | null = null;
+  private readonly rewrites = new Lru<string, Rewrite>(2000);
+
+  constructor(service: Service) {
+    this.storage = service.adminStorage(MACRO_RESOURCE);
+    service.addResource({
+      name: MACRO_RESOURCE,
+      description: 'Macros: stored request templates, called as /$<name>',
+      storage: this.storage,
+      events: false,
+      beforeWrite: (entity, change) => this.validate(entity, change.existing),
+      afterWrite: () => this.invalidate(),
+    });
+  }
+
+  invalidate(): void {
+    this.byName = null;
+    this.rewrites.clear();
+  }
+
+  private async macros(): Promise<Map<string, Macro>> {
+    if (this.byName === null) {
+      const map = new Map<string, Macro>();
+      const { entities } = await this.storage.select(SELECT_ALL);
+      for await (const e of entities as AsyncIterable<Entity>) map.set(String(e.Name).toLowerCase(), e as unknown as Macro);
+      this.byName = map;
+    }
+    return this.byName;
+  }
+
+  /** Rewrites a macro call into the request it stands for (rules 1-9 of SPEC 4.5). */
+  async rewrite(parsed: ParsedUri, ctx: RequestContext): Promise<ParsedUri> {
+    let rewrite = this.rewrites.get(ctx.uri);
+    if (rewrite === undefined) {
+      rewrite = this.resolve(parsed, await this.macros());
+      this.rewrites.set(ctx.uri, rewrite);
+    }
+    for (const macro of rewrite.chain) await applyHeadersAndBody(macro, ctx);
+    return rewrite.parsed;
+  }
+
+  private resolve(parsed: ParsedUri, macros: Map<string, Macro>): Rewrite {
+    const chain: Macro[] = [];
+    const seen = new Set<string>();
+    let current = parsed;
+    while (current.macro) {
+      const key = current.resource.toLowerCase();
+      if (seen.has(key) || chain.length >= MAX_MACRO_DEPTH) {
+        throw new ServiceError('InfiniteLoopDetected', `Macro loop: ${[...chain.map((m) => `$${m.Name}`), `$${current.resource}`].join(' -> ')}`);
+      }
+      seen.add(key);
+      const macro = macros.get(key);
+      if (!macro) throw new ServiceError('UnknownMacro', `Unknown macro '$${current.resource}'`);
+      chain.push(macro);
+      const target = parseUri(macro.Uri);
+      current = {
+        resource: target.resource,
+        macro: target.macro,
+        view: current.view ?? target.view,
+        conditions: [...target.conditions, ...current.conditions],
+        meta: [...target.meta, ...current.meta],
+        error: target.error ?? current.error,
+      };
+    }
+    return { parsed: current, chain };
+  }
+
+  /** Validation on save (DESIGN 12); returns the entity to store. */
+  private async validate(input: Entity, existing?: Entity): Promise<Entity> {
+    const fields: Record<string, unknown> = {};
+    let alias: unknown;
+    for (const [key, value] of Object.entries(input)) {
+      const name = PROPERTIES.find((p) => p.toLowerCase() === key.toLowerCase());
+      if (!name) invalid(key, `Unknown property '${key}'. Macro properties: ${PROPERTIES.join(', ')}`);
+      // Stored macros always say `Uri`; any other spelling (`URI`) came with this request and wins.
+      if (name === 'Uri' && key !== 'Uri') alias = value;
+      else fields[name] = value;
+    }
+    if (alias !== undefined) fields.Uri = alias;
+    const { Name, Uri, Body = null, Headers = null, OverwriteBody = false, OverwriteHeaders = false } = fields;
+    if (typeof Name !== 'string' || !NAME.test(Name)) invalid('Name', 'Name must be a non-empty string of letters, digits, _ and .');
+    if (typeof Uri !== 'string' || Uri === '') invalid('Uri', 'Uri must be a non-empty string such as /Person/Age>30/limit=10');
+    const target = (() => {
+      try {
+        return parseUri(Uri.startsWith('/') ? Uri : `/${Uri}`);
+      } catch (e) {
+        return invalid('Uri', `Uri does not parse: ${(e as Error).message}`);
+      }
+    })();
+    if (target.error) invalid('Uri', `Uri does not parse: ${target.error.message}`);
+    if (target.macro && target.resource.toLowerCase() === Name.toLowerCase()) invalid('Uri', `Macro '${Name}' may not call itself`);
+    if (Body !== null && (typeof Body !== 'object' || (Array.isArray(Body) && Body.some((b) => b === null || typeof b !== 'object' || Array.isArray(b))))) {
+      invalid('Body', 'Body must be an object or an array of objects');
+    }
+    let headers: Record<string, string> | null = null;
+    if (Headers !== null) {
+      if (typeof Headers !== 'object' || Array.isArray(Headers)) invalid('Headers', 'Headers must be an object of header names and values');
+      headers = {};
+      for (const [h, v] of Object.entries(Headers as object)) {
+        if (h.toLowerCase() === 'authorization') invalid('Headers', 'A macro may not carry an Authorization header: each call brings its own');
+        headers[h] = typeof v === 'string' ? v : JSON.stringify(v);
+      }
+    }
+    if (typeof OverwriteBody !== 'boolean') invalid('OverwriteBody', 'OverwriteBody must be true or false');
+    if (typeof OverwriteHeaders !== 'boolean') invalid('OverwriteHeaders', 'OverwriteHeaders must be true or false');
+    const macros = await this.macros();
+    const clash = macros.get(Name.toLowerCase());
+    if (clash && clash !== (existing as unknown as Macro | undefined)) invalid('Name', `A macro named '${clash.Name}' already exists`);
+    return { Name, Uri: Uri.startsWith('/') ? Uri : `/${Uri}`, Body, Headers: headers, OverwriteBody, OverwriteHeaders };
+  }
+}
+
+function invalid(property: string, message: string): never {
+  throw new ServiceError('InvalidResourceEntity', message, { data: { [property]: message } });
+}
+
+/** Rules 6 and 7: macro headers fill in (or replace), the macro body stands in (or replaces). */
+async function applyHeadersAndBody(macro: Macro, ctx: RequestContext): Promise<void> {
+  if (macro.Headers) {
+    const headers = { ...ctx.headers };
+    for (const [name, value] of Object.entries(macro.Headers)) {
+      const key = name.toLowerCase();
+      if (macro.OverwriteHeaders || headers[key] === undefined) headers[key] = value;
+    }
+    ctx.headers = headers;
+  }
+  if (macro.Body !== null && macro.Body !== undefined && (macro.OverwriteBody || (await ctx.body()) === null)) {
+    ctx.replaceBody(Buffer.from(JSON.stringify(macro.Body)));
+    ctx.headers = { ...ctx.headers, 'content-type': 'application/json' };
+  }
+}

@@ -1,0 +1,170 @@
+import { ServiceError } from './errors.js';
+import type { Entity } from './query/conditions.js';
+import { evaluate, pagingCanBePushedDown, type CompiledQuery } from './query/evaluate.js';
+import { NO_META } from './query/meta-conditions.js';
+import { literalValue } from './query/literal.js';
+import type { Resource } from './resources.js';
+import type { Result } from './results.js';
+import type { SelectQuery } from './storage/storage.js';
+
+/** What operations need from the service. */
+export interface OperationContext {
+  resource: Resource;
+  query: CompiledQuery;
+  /** Reads the request's entities (body or Source); 400 NoDataSource when there are none. */
+  input(): Promise<Entity[]>;
+  /** Raises a change event of the resource, if it raises events. */
+  changed(kind: 'Inserted' | 'Updated' | 'Deleted', entities: Entity[]): Promise<void>;
+}
+
+export type Operation = (op: OperationContext) => Promise<Result>;
+
+/** The entities a GET returns (output form, projected). */
+export async function selectOutput(resource: Resource, q: CompiledQuery): Promise<Entity[]> {
+  const toOutput = resource.definition.toOutput;
+  const push = !toOutput && pagingCanBePushedDown(q) && q.meta.offset >= 0;
+  const request: SelectQuery = {
+    conditions: q.conditions,
+    predicate: q.predicate,
+    order: push && q.meta.order ? { locator: q.sourceOrder!, descending: q.meta.order.descending } : null,
+    offset: push ? q.meta.offset : 0,
+    limit: push ? q.meta.limit : -1,
+  };
+  const result = await resource.storage.select(request);
+  let entities = await collect(result.entities);
+  if (toOutput) entities = entities.map(toOutput);
+  return evaluate(entities, q, { conditionsApplied: result.conditionsApplied, pagingApplied: push && result.pagingApplied });
+}
+
+/** The stored entities a write targets: the query without projection or distinct. */
+async function selectTargets(resource: Resource, q: CompiledQuery): Promise<Entity[]> {
+  const meta = { ...q.meta, add: null, rename: null, select: null, distinct: false };
+  const target: CompiledQuery = { ...q, meta, project: null, sourceOrder: meta.order?.locator ?? null };
+  const result = await resource.storage.select({ conditions: q.conditions, predicate: q.predicate, order: null, offset: 0, limit: -1 });
+  return evaluate(await collect(result.entities), target, { conditionsApplied: result.conditionsApplied });
+}
+
+async function collect(entities: Iterable<Entity> | AsyncIterable<Entity>): Promise<Entity[]> {
+  if (Array.isArray(entities)) return entities;
+  const out: Entity[] = [];
+  for await (const e of entities as AsyncIterable<Entity>) out.push(e);
+  return out;
+}
+
+const get: Operation = async ({ resource, query }) => ({ kind: 'entities', entities: await selectOutput(resource, query) });
+
+const report: Operation = async ({ resource, query }) => {
+  const m = query.meta;
+  const plain = query.search === null && !m.distinct && m.limit < 0 && m.offset === 0 && !resource.definition.toOutput;
+  if (plain && resource.storage.count) return { kind: 'count', count: await resource.storage.count({ conditions: query.conditions, predicate: query.predicate }) };
+  return { kind: 'count', count: (await selectOutput(resource, query)).length };
+};
+
+async function prepare(resource: Resource, entity: Entity, existing?: Entity): Promise<Entity> {
+  const before = resource.definition.beforeWrite;
+  const value = before ? await before(entity, { operation: existing ? 'update' : 'insert', existing }) : entity;
+  resource.validate(value);
+  return value;
+}
+
+async function insert(op: OperationContext, entities: Entity[]): Promise<Result> {
+  const { resource } = op;
+  const stored: Entity[] = [];
+  for (const e of entities) stored.push(await prepare(resource, e));
+  await resource.storage.write({ insert: stored });
+  await resource.definition.afterWrite?.();
+  await op.changed('Inserted', stored);
+  return { kind: 'change', data: stored.map((e) => resource.output(e)), inserted: stored.length };
+}
+
+async function update(op: OperationContext, pairs: Array<{ target: Entity; patch: Entity }>): Promise<Entity[]> {
+  const { resource } = op;
+  const updates: Array<{ target: Entity; value: Entity }> = [];
+  for (const { target, patch } of pairs) updates.push({ target, value: await prepare(resource, { ...target, ...patch }, target) });
+  if (updates.length === 0) return [];
+  await resource.storage.write({ update: updates });
+  await resource.definition.afterWrite?.();
+  const values = updates.map((u) => u.value);
+  await op.changed('Updated', values);
+  return values;
+}
+
+function single(entities: Entity[], method: string): Entity {
+  if (entities.length !== 1) throw new ServiceError('InvalidResourceEntity', `${method} takes one entity, not ${entities.length}`);
+  return entities[0];
+}
+
+function guardMany(count: number, method: string, unsafe: boolean): void {
+  if (count > 1 && !unsafe) {
+    throw new ServiceError('AmbiguousMatch', `${method} would affect ${count} entities: add the meta-condition unsafe=true to confirm`);
+  }
+}
+
+const post: Operation = async (op) => {
+  const entities = await op.input();
+  if (op.query.meta.safepost) return safepost(op, entities);
+  return insert(op, entities);
+};
+
+const put: Operation = async (op) => {
+  const entity = single(await op.input(), 'PUT');
+  const matches = await selectTargets(op.resource, op.query);
+  if (matches.length > 1) throw new ServiceError('AmbiguousMatch', `PUT matched ${matches.length} entities; it inserts or updates exactly one`);
+  if (matches.length === 0) {
+    // Fill the properties the conditions fix (`/Product/Sku=C-1`) when the body leaves them out.
+    const filled: Entity = {};
+    for (const c of op.query.conditions) if (c.op === '=' && !c.locator.isDotted && !Object.keys(entity).some((k) => k.toLowerCase() === c.locator.text.toLowerCase())) filled[c.locator.text] = literalValue(c.value);
+    return insert(op, [{ ...filled, ...entity }]);
+  }
+  const data = await update(op, [{ target: matches[0], patch: entity }]);
+  return { kind: 'change', data: data.map((e) => op.resource.output(e)), updated: data.length };
+};
+
+const patch: Operation = async (op) => {
+  const body = single(await op.input(), 'PATCH');
+  const matches = await selectTargets(op.resource, op.query);
+  guardMany(matches.length, 'PATCH', op.query.meta.unsafe);
+  const data = await update(op, matches.map((target) => ({ target, patch: body })));
+  return { kind: 'change', data: data.map((e) => op.resource.output(e)), updated: data.length };
+};
+
+const del: Operation = async (op) => {
+  const { resource } = op;
+  const matches = await selectTargets(resource, op.query);
+  guardMany(matches.length, 'DELETE', op.query.meta.unsafe);
+  if (matches.length > 0) {
+    await resource.storage.write({ delete: matches });
+    await resource.definition.afterWrite?.();
+    await op.changed('Deleted', matches);
+  }
+  return { kind: 'change', data: [], deleted: matches.length };
+};
+
+/** POST with safepost: one PUT per entity, matched on the listed properties; all in one write. */
+async function safepost(op: OperationContext, entities: Entity[]): Promise<Result> {
+  const { resource, query } = op;
+  const keys = query.meta.safepost!;
+  const candidates = await selectTargets(resource, { ...query, meta: { ...NO_META, safepost: keys } });
+  const keyOf = (e: Entity) => JSON.stringify(keys.map((k) => k.get(e) ?? null));
+  const index = new Map<string, Entity[]>();
+  for (const c of candidates) {
+    const k = keyOf(c);
+    index.set(k, [...(index.get(k) ?? []), c]);
+  }
+  const inserts: Entity[] = [];
+  const updates: Array<{ target: Entity; value: Entity }> = [];
+  for (const e of entities) {
+    const found = index.get(keyOf(e)) ?? [];
+    if (found.length > 1) throw new ServiceError('AmbiguousMatch', `safepost: ${found.length} entities match ${keys.map((k) => `${k.text}=${JSON.stringify(k.get(e) ?? null)}`).join(', ')}`);
+    if (found.length === 1) updates.push({ target: found[0], value: await prepare(resource, { ...found[0], ...e }, found[0]) });
+    else inserts.push(await prepare(resource, e));
+  }
+  await resource.storage.write({ insert: inserts, update: updates });
+  if (inserts.length || updates.length) await resource.definition.afterWrite?.();
+  await op.changed('Inserted', inserts);
+  await op.changed('Updated', updates.map((u) => u.value));
+  const data = [...updates.map((u) => u.value), ...inserts].map((e) => resource.output(e));
+  return { kind: 'change', data, inserted: inserts.length, updated: updates.length };
+}
+
+export const OPERATIONS: Record<string, Operation> = { GET: get, HEAD: get, REPORT: report, POST: post, PUT: put, PATCH: patch, DELETE: del };

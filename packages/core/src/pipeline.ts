@@ -1,0 +1,79 @@
+import type { ContentType } from './content-types/content-type.js';
+import { ServiceError } from './errors.js';
+import { parseUri } from './grammar/parse.js';
+import { RequestContext } from './http/context.js';
+import type { PlainRequest, PlainResponse } from './http/types.js';
+import { OPERATIONS } from './operations.js';
+import type { Negotiated } from './protocols.js';
+import type { Entity } from './query/conditions.js';
+import type { Resource } from './resources.js';
+import type { Result } from './results.js';
+import type { Service } from './service.js';
+
+export const LISTING = 'Service.AvailableResource';
+
+/**
+ * The request pipeline, in order:
+ * auth -> parse -> macro rewrite -> resolve resource -> operation (reading the body)
+ * -> write result. Every failure is a ServiceError turned into a response in one place.
+ */
+export async function handle(service: Service, request: PlainRequest, depth = 0): Promise<PlainResponse> {
+  const ctx = new RequestContext(request, service.options.maxBodyBytes, depth);
+  try {
+    const principal = service.auth.authenticate(ctx.header('authorization'));
+    let parsed = parseUri(ctx.uri);
+    if (parsed.macro) parsed = await service.macros.rewrite(parsed, ctx);
+    const resource = service.resources.resolve(parsed.resource === '' ? LISTING : parsed.resource);
+    ctx.resource = resource;
+    if (parsed.error) throw parsed.error;
+    service.auth.authorize(principal, resource.name, ctx.method);
+    const operation = OPERATIONS[ctx.method];
+    if (!operation || !resource.allows(ctx.method)) {
+      throw new ServiceError('MethodNotAllowed', `${ctx.method} is not allowed on '${resource.name}'`, { headers: { allow: resource.methods.join(', ') } });
+    }
+    const query = resource.query(parsed);
+    const output = service.protocols.forAccept(ctx.header('accept'));
+    const result = await operation({
+      resource,
+      query,
+      input: () => service.readInput(ctx),
+      changed: (kind, entities) => changed(service, resource, kind, entities),
+    });
+    return respond(ctx, resource, output, result);
+  } catch (e) {
+    return service.errorResponse(ctx, e);
+  }
+}
+
+async function changed(service: Service, resource: Resource, kind: string, entities: Entity[]): Promise<void> {
+  if (resource.raisesEvents && entities.length > 0) await service.events.raise(`${resource.name}.${kind}`, entities.map((e) => resource.output(e)));
+}
+
+function statusOf(method: string, result: Result): number {
+  switch (result.kind) {
+    case 'entities': return result.entities.length > 0 ? 200 : 204;
+    case 'count': return 200;
+    case 'change': return method === 'POST' || method === 'PUT' ? ((result.inserted ?? 0) > 0 && result.updated === undefined ? 201 : 200) : 200;
+    case 'passthrough': return result.status;
+  }
+}
+
+function respond(ctx: RequestContext, resource: Resource, output: Negotiated, result: Result): PlainResponse {
+  const status = statusOf(ctx.method, result);
+  if (result.kind === 'passthrough') return { status, headers: result.headers, body: ctx.method === 'HEAD' ? null : result.body };
+  if (status === 204 || ctx.method === 'HEAD') return { status, headers: {}, body: null };
+  const type = output.contentType;
+  const headers: Record<string, string> = { 'content-type': contentTypeHeader(type) };
+  if (type.extension) headers['content-disposition'] = `attachment; filename="${resource.name}_${stamp(ctx.time)}.${type.extension}"`;
+  const body = type.write!(result, { params: output.params, elapsedMs: () => ctx.elapsedMs() });
+  return { status, headers, body };
+}
+
+function contentTypeHeader(type: ContentType): string {
+  return type.mimeType === 'application/json' || type.mimeType.startsWith('text/') ? `${type.mimeType}; charset=utf-8` : type.mimeType;
+}
+
+/** yyMMddHHmmss in UTC. */
+function stamp(time: Date): string {
+  return time.toISOString().replace(/[-:T]/g, '').slice(2, 14);
+}

@@ -1,0 +1,25 @@
+import type { Entity } from './query/conditions.js';
+
+/** What an operation produced, before a content type writes it. */
+export type Result =
+  /** GET: the selected entities (an async iterable when streamed from storage). */
+  | { kind: 'entities'; entities: Entity[] }
+  /** REPORT: how many entities the GET would select. */
+  | { kind: 'count'; count: number }
+  /** POST, PUT, PATCH, DELETE. */
+  | { kind: 'change'; data: Entity[]; inserted?: number; updated?: number; deleted?: number }
+  /** A body produced elsewhere and passed through as-is (e.g. a Destination's answer). */
+  | { kind: 'passthrough'; status: number; headers: Record<string, string>; body: Uint8Array | string | null };
+
+/** The JSON error body of SPEC 7 (key order as shown there). */
+export interface ErrorBody {
+  Status: 'fail';
+  ErrorType: string;
+  ErrorCode: string;
+  Message: string;
+  Data?: unknown;
+  MoreInfoAt?: string;
+  TimeStamp: string;
+  Uri: string;
+  TimeElapsedMs: number;
+}

@@ -1,0 +1,174 @@
+import { Ajv } from 'ajv';
+import { Auth, type ApiKeyConfig } from './auth.js';
+import type { ProtocolProvider } from './content-types/content-type.js';
+import { ERROR_RESOURCE, ErrorRecords, errorBody } from './error-records.js';
+import { toServiceError, ServiceError } from './errors.js';
+import { Events, type BinaryPayload, type EventDefinition } from './events.js';
+import type { RequestContext } from './http/context.js';
+import { fromFetchRequest, toFetchResponse } from './http/fetch.js';
+import type { PlainRequest, PlainResponse } from './http/types.js';
+import { Macros } from './macros.js';
+import { handle, LISTING } from './pipeline.js';
+import { Protocols } from './protocols.js';
+import type { Entity } from './query/conditions.js';
+import { Resource, ResourceRegistry, type ResourceDefinition } from './resources.js';
+import { ComputedStorage } from './storage/computed.js';
+import { MemoryStorage } from './storage/memory.js';
+import type { Storage } from './storage/storage.js';
+
+export interface ServiceOptions {
+  /** API keys; none means the service is open. */
+  apiKeys?: ApiKeyConfig[];
+  /** Largest accepted request body in bytes (default 10 MiB); larger is 413. */
+  maxBodyBytes?: number;
+  /** How many error records to keep (default 2000, the newest). */
+  maxErrorRecords?: number;
+  /** Whether entity resources raise Inserted/Updated/Deleted events (default true). */
+  events?: boolean;
+  /** Storage for the built-in admin resources (macros, webhooks, errors); default memory. */
+  adminStorage?: (resourceName: string) => Storage;
+  /** Extra protocol providers, after the default one. */
+  protocols?: ProtocolProvider[];
+  /** Let webhooks, Source and Destination reach loopback and private addresses. */
+  allowPrivateDestinations?: boolean;
+}
+
+type ResolvedOptions = Required<Pick<ServiceOptions, 'maxBodyBytes' | 'maxErrorRecords' | 'events' | 'allowPrivateDestinations'>> & ServiceOptions;
+
+/** Local requests (macros, webhooks, Source) may nest this deep before a loop is assumed. */
+export const MAX_DEPTH = 16;
+
+export class Service {
+  readonly options: ResolvedOptions;
+  readonly resources = new ResourceRegistry();
+  readonly protocols = new Protocols();
+  readonly events = new Events();
+  readonly auth: Auth;
+  readonly errors: ErrorRecords;
+  readonly macros: Macros;
+  private readonly ajv = new Ajv({ allErrors: true, strict: false });
+  private readonly closers: Array<() => void | Promise<void>> = [];
+
+  constructor(options: ServiceOptions = {}) {
+    this.options = { maxBodyBytes: 10 * 1024 * 1024, maxErrorRecords: 2000, events: true, allowPrivateDestinations: false, ...options };
+    this.auth = new Auth(options.apiKeys);
+    for (const p of options.protocols ?? []) this.protocols.add(p);
+
+    this.addResource({
+      name: LISTING,
+      description: 'The resources of this service',
+      methods: ['GET', 'REPORT', 'HEAD'],
+      storage: new ComputedStorage(() => this.listing()),
+      events: false,
+    });
+    this.addResource({
+      name: 'Service.Admin.Protocol',
+      description: 'Protocol providers and their content types',
+      methods: ['GET', 'REPORT', 'HEAD'],
+      storage: new ComputedStorage(() => this.protocols.entities()),
+      events: false,
+    });
+    const errorStorage = this.adminStorage(ERROR_RESOURCE);
+    this.errors = new ErrorRecords(errorStorage, this.options.maxErrorRecords);
+    this.addResource({
+      name: ERROR_RESOURCE,
+      description: 'Records of failed requests',
+      methods: ['GET', 'DELETE', 'REPORT', 'HEAD'],
+      storage: errorStorage,
+      events: false,
+    });
+    this.macros = new Macros(this);
+  }
+
+  /** Storage for a built-in admin resource. */
+  adminStorage(name: string): Storage {
+    return this.options.adminStorage?.(name) ?? new MemoryStorage();
+  }
+
+  /** Declares an entity resource. Its change events are declared with it when it raises them. */
+  addResource(definition: ResourceDefinition): Resource {
+    const resource = new Resource(definition, { events: this.options.events, ajv: this.ajv });
+    this.resources.add(resource);
+    if (resource.raisesEvents) {
+      for (const kind of ['Inserted', 'Updated', 'Deleted']) {
+        this.defineEvent(`${resource.name}.${kind}`, { description: `Raised when ${resource.name} entities are ${kind.toLowerCase()}; the payload is those entities`, schema: definition.schema });
+      }
+    }
+    return resource;
+  }
+
+  /** Declares an event resource; `contentType` makes it a binary event. */
+  defineEvent(name: string, definition: EventDefinition = {}): void {
+    this.events.define(name, definition);
+    this.resources.add(new Resource({ name, description: definition.description ?? `Event ${name}` }, { kind: 'EventResource', events: false, ajv: this.ajv }));
+  }
+
+  /** Raises an event; resolves once its webhook deliveries are recorded. */
+  raise(name: string, payload: Entity | Entity[] | BinaryPayload): Promise<void> {
+    return this.events.raise(name, payload);
+  }
+
+  /** The core contract: a plain request in, a plain response out. */
+  handle(request: PlainRequest): Promise<PlainResponse> {
+    return handle(this, request);
+  }
+
+  /** A local request made by the service itself (macros, webhooks, Source), one level deeper. */
+  handleLocal(request: PlainRequest, depth: number): Promise<PlainResponse> {
+    if (depth > MAX_DEPTH) return Promise.reject(new ServiceError('InfiniteLoopDetected', `Local requests nested more than ${MAX_DEPTH} deep`));
+    return handle(this, request, depth);
+  }
+
+  /** The same contract over Fetch API objects. */
+  async fetch(request: Request, options: { basePath?: string } = {}): Promise<Response> {
+    return toFetchResponse(await this.handle(await fromFetchRequest(request, options.basePath)));
+  }
+
+  /** Registers cleanup to run on close (timers, workers). */
+  onClose(fn: () => void | Promise<void>): void {
+    this.closers.push(fn);
+  }
+
+  async close(): Promise<void> {
+    for (const fn of this.closers.splice(0)) await fn();
+  }
+
+  /** The entities a POST/PUT/PATCH writes: from the body (or the Source header). */
+  async readInput(ctx: RequestContext): Promise<Entity[]> {
+    const body = await ctx.body();
+    if (body === null) throw new ServiceError('NoDataSource', `${ctx.method} needs a body (one entity or an array of entities)`);
+    const { contentType, params } = this.protocols.forContentType(ctx.header('content-type'));
+    return contentType.read!(body, { params });
+  }
+
+  /** Turns any failure into the error response of SPEC 7, storing an Error record (not for 401). */
+  async errorResponse(ctx: RequestContext, thrown: unknown): Promise<PlainResponse> {
+    const error = toServiceError(thrown);
+    let moreInfoAt: string | undefined;
+    if (error.code !== 'NotAuthorized') {
+      try {
+        moreInfoAt = `${ctx.basePath}/${ERROR_RESOURCE}/id=${await this.errors.record(ctx, error)}`;
+      } catch {
+        // A failing error store must not hide the original error.
+      }
+    }
+    const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8', ...error.headers };
+    if (moreInfoAt) headers.errorinfo = moreInfoAt;
+    const body = ctx.method === 'HEAD' ? null : JSON.stringify(errorBody(error, ctx, moreInfoAt));
+    return { status: error.status, headers, body };
+  }
+
+  private listing(): Entity[] {
+    return this.resources.all().map((r) => ({
+      Name: r.name,
+      Description: r.description,
+      Methods: [...r.methods],
+      Kind: r.kind,
+      Views: r.views.map((v) => ({ Name: v.name, Description: v.description })),
+    }));
+  }
+}
+
+export function createService(options: ServiceOptions = {}): Service {
+  return new Service(options);
+}

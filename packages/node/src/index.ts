@@ -1,0 +1,96 @@
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { PlainRequest, PlainResponse, Service } from '@resourcery/core';
+
+export interface NodeAdapterOptions {
+  /** Where the service is mounted; requests outside it get 404 from the listener. */
+  basePath?: string;
+}
+
+/**
+ * The node:http bridge: the only place that touches IncomingMessage and ServerResponse.
+ * `uri` is the raw request target (not decoded), so encoded `&`, `/`, `=` stay data.
+ */
+export function toPlainRequest(req: IncomingMessage, uri = req.url ?? '/', basePath = '', body?: PlainRequest['body']): PlainRequest {
+  return { method: req.method ?? 'GET', uri, headers: req.headers, body: body === undefined ? bodyOf(req) : body, basePath };
+}
+
+function bodyOf(req: IncomingMessage): PlainRequest['body'] {
+  const length = req.headers['content-length'];
+  if (length === '0' || (length === undefined && req.headers['transfer-encoding'] === undefined)) return null;
+  return req;
+}
+
+/** Writes a plain response, streaming async bodies with back-pressure; stops if the client leaves. */
+export async function writeResponse(res: ServerResponse, response: PlainResponse): Promise<void> {
+  const { body } = response;
+  if (body === null || typeof body === 'string' || body instanceof Uint8Array) {
+    const headers = body === null ? response.headers : { ...response.headers, 'content-length': String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength) };
+    res.writeHead(response.status, headers);
+    res.end(body ?? undefined);
+    return;
+  }
+  res.writeHead(response.status, response.headers);
+  const iterator = body[Symbol.asyncIterator]();
+  let closed = false;
+  const onClose = () => { closed = true; };
+  res.once('close', onClose);
+  try {
+    while (!closed) {
+      const { value, done } = await iterator.next();
+      if (done) break;
+      if (!res.write(value) && !closed) await drained(res);
+    }
+    if (closed) await iterator.return?.();
+    else res.end();
+  } catch (error) {
+    // Headers are gone already: the only honest signal left is a broken response.
+    res.destroy(error as Error);
+    await iterator.return?.().catch(() => undefined);
+  } finally {
+    res.off('close', onClose);
+  }
+}
+
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => { res.off('drain', done); res.off('close', done); resolve(); };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}
+
+/** Strips the mount path; undefined when the URL is outside it. */
+export function stripBasePath(url: string, basePath: string): string | undefined {
+  if (!basePath || basePath === '/') return url;
+  const base = basePath.endsWith('/') ? basePath.slice(0, -1) : basePath;
+  if (!url.toLowerCase().startsWith(base.toLowerCase())) return undefined;
+  const rest = url.slice(base.length);
+  if (rest === '' || rest[0] === '?') return `/${rest}`;
+  return rest[0] === '/' ? rest : undefined;
+}
+
+export type NodeListener = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** A request listener for `http.createServer`. */
+export function createNodeListener(service: Service, options: NodeAdapterOptions = {}): NodeListener {
+  const basePath = options.basePath ?? '';
+  return (req, res) => {
+    const uri = stripBasePath(req.url ?? '/', basePath);
+    if (uri === undefined) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('Not found');
+      return;
+    }
+    service
+      .handle(toPlainRequest(req, uri, basePath))
+      .then((response) => writeResponse(res, response))
+      .catch((error) => {
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' }).end(String(error));
+        else res.destroy(error);
+      });
+  };
+}
+
+/** An http.Server serving the service (call `.listen(port)`). */
+export function createServer(service: Service, options: NodeAdapterOptions = {}): http.Server {
+  return http.createServer(createNodeListener(service, options));
+}
