@@ -6,6 +6,7 @@ module.exports = {
   moduleNameMapper: {
     '^(\.{1,2}/.*)\.js$': '$1', '^@resourcery/(core|node|express|koa|cli)$': '<rootDir>/packages/$1/src/index.ts' },
   transform: { '^.+\\.(t|j)s$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }] },
-  transformIgnorePatterns: ['/node_modules/'],
+  // content-type 3 ships only ESM: let swc turn it into CommonJS like our sources.
+  transformIgnorePatterns: ['/node_modules/(?!(\\.pnpm/content-type@[^/]+/node_modules/)?content-type/)'],
   testTimeout: 20000,
 };

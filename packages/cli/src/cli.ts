@@ -15,14 +15,15 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   const { service, server, url } = await serve(options);
-  process.stdout.write(`Resourcery is serving ${options.file} at ${url}\n`);
   const stop = () => {
     server.close();
     server.closeAllConnections();
     void service.close().finally(() => process.exit(0));
   };
+  // Ready means stoppable: a supervisor may signal as soon as it reads the line below.
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+  process.stdout.write(`Resourcery is serving ${options.file} at ${url}\n`);
 }
 
 main(process.argv.slice(2)).catch((e) => {

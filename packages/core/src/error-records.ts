@@ -16,6 +16,7 @@ export const ERROR_RESOURCE = 'Service.Admin.Error';
 export class ErrorRecords {
   private stored = 0;
   private counter = 0;
+  private trimming: Promise<void> = Promise.resolve();
   private readonly prefix = randomBytes(3).toString('hex');
 
   constructor(private readonly storage: Storage, private readonly max: number) {}
@@ -36,12 +37,20 @@ export class ErrorRecords {
       Body: await ctx.bodyTextForRecord(),
     };
     await this.storage.write({ insert: [entity] });
-    if (++this.stored > this.max) await this.trim();
+    if (++this.stored > this.max) {
+      // One trim at a time: concurrent trims pick the same oldest records and the second
+      // delete fails. The record is stored either way, so a failed trim must not lose its link.
+      this.trimming = this.trimming.then(() => this.trim()).catch(() => undefined);
+      await this.trimming;
+    }
     return id;
   }
 
   private async trim(): Promise<void> {
+    // Records deleted through the resource make the counter run high: count again when the storage can.
+    if (this.storage.count) this.stored = await this.storage.count({ conditions: [], predicate: null });
     const excess = this.stored - this.max;
+    if (excess <= 0) return;
     const { entities } = await this.storage.select({ conditions: [], predicate: null, order: { locator: new Locator('Time'), descending: false }, offset: 0, limit: excess });
     const oldest: Entity[] = [];
     for await (const e of entities as AsyncIterable<Entity>) oldest.push(e);

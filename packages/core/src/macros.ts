@@ -4,7 +4,7 @@ import type { RequestContext } from './http/context.js';
 import { Lru } from './lru.js';
 import type { Entity } from './query/conditions.js';
 import type { Service } from './service.js';
-import { SELECT_ALL, type Storage } from './storage/storage.js';
+import { SELECT_ALL, type Storage, type WriteBatch } from './storage/storage.js';
 
 export const MACRO_RESOURCE = 'Service.Admin.Macro';
 /** How many macros one call may pass through (a -> b -> c ...). */
@@ -42,7 +42,7 @@ export class Macros {
     service.addResource({
       name: MACRO_RESOURCE,
       description: 'Macros: stored request templates, called as /$<name>',
-      storage: this.storage,
+      storage: this.uniqueNames(this.storage),
       events: false,
       beforeWrite: (entity, change) => this.validate(entity, change.existing),
       afterWrite: () => this.invalidate(),
@@ -99,6 +99,40 @@ export class Macros {
       };
     }
     return { parsed: current, chain };
+  }
+
+  /**
+   * Names must stay unique across a whole write too (an array POST, a PATCH of many, two
+   * requests at once): validate() sees one entity at a time, so each batch is checked
+   * against the stored names, one write after another, before it is stored.
+   */
+  private uniqueNames(storage: Storage): Storage {
+    let writing: Promise<unknown> = Promise.resolve();
+    const checkAndWrite = async (batch: WriteBatch): Promise<void> => {
+      const counts = new Map<string, number>();
+      const add = (e: Entity, n: number) => {
+        const key = String(e.Name).toLowerCase();
+        counts.set(key, (counts.get(key) ?? 0) + n);
+      };
+      const { entities } = await storage.select(SELECT_ALL);
+      for await (const e of entities as AsyncIterable<Entity>) add(e, 1);
+      for (const e of [...(batch.delete ?? []), ...(batch.update ?? []).map((u) => u.target)]) add(e, -1);
+      const written = [...(batch.insert ?? []), ...(batch.update ?? []).map((u) => u.value)];
+      for (const e of written) add(e, 1);
+      const twice = written.find((e) => counts.get(String(e.Name).toLowerCase())! > 1);
+      if (twice) invalid('Name', `Macro names are unique: '${String(twice.Name)}' would name two macros`);
+      await storage.write(batch);
+    };
+    const guarded: Storage = {
+      select: (query) => storage.select(query),
+      write: (batch) => {
+        const run = writing.then(() => checkAndWrite(batch));
+        writing = run.catch(() => undefined);
+        return run;
+      },
+    };
+    if (storage.count) guarded.count = (query) => storage.count!(query);
+    return guarded;
   }
 
   /** Validation on save (DESIGN 12); returns the entity to store. */

@@ -3,6 +3,7 @@ import type { Entity } from './query/conditions.js';
 import { evaluate, pagingCanBePushedDown, type CompiledQuery } from './query/evaluate.js';
 import { NO_META } from './query/meta-conditions.js';
 import { literalValue } from './query/literal.js';
+import { findKey } from './query/locator.js';
 import type { Resource } from './resources.js';
 import type { Result } from './results.js';
 import type { SelectQuery } from './storage/storage.js';
@@ -112,8 +113,10 @@ const put: Operation = async (op) => {
   if (matches.length > 1) throw new ServiceError('AmbiguousMatch', `PUT matched ${matches.length} entities; it inserts or updates exactly one`);
   if (matches.length === 0) {
     // Fill the properties the conditions fix (`/Product/Sku=C-1`) when the body leaves them out.
+    // The schema's spelling of the property wins over the locator's (locators are case-insensitive).
+    const declared = op.resource.schema?.properties;
     const filled: Entity = {};
-    for (const c of op.query.conditions) if (c.op === '=' && !c.locator.isDotted && !Object.keys(entity).some((k) => k.toLowerCase() === c.locator.text.toLowerCase())) filled[c.locator.text] = literalValue(c.value);
+    for (const c of op.query.conditions) if (c.op === '=' && !c.locator.isDotted && !Object.keys(entity).some((k) => k.toLowerCase() === c.locator.text.toLowerCase())) filled[(declared && findKey(declared, c.locator.text)) ?? c.locator.text] = literalValue(c.value);
     return insert(op, [{ ...filled, ...entity }]);
   }
   const data = await update(op, [{ target: matches[0], patch: entity }]);

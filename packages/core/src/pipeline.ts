@@ -9,6 +9,7 @@ import type { Entity } from './query/conditions.js';
 import type { Resource } from './resources.js';
 import type { Result } from './results.js';
 import type { Service } from './service.js';
+import { sendToDestination } from './webhooks/source-destination.js';
 
 export const LISTING = 'Service.AvailableResource';
 
@@ -33,20 +34,22 @@ export async function handle(service: Service, request: PlainRequest, depth = 0)
     }
     const query = resource.query(parsed);
     const output = service.protocols.forAccept(ctx.header('accept'));
-    const result = await operation({
+    let result = await operation({
       resource,
       query,
       input: () => service.readInput(ctx),
-      changed: (kind, entities) => changed(service, resource, kind, entities),
+      changed: (kind, entities) => changed(service, resource, kind, entities, ctx.depth),
     });
+    const destination = ctx.method === 'GET' ? ctx.header('destination') : undefined;
+    if (destination !== undefined) result = await sendToDestination(service, ctx, result, destination);
     return respond(ctx, resource, output, result);
   } catch (e) {
     return service.errorResponse(ctx, e);
   }
 }
 
-async function changed(service: Service, resource: Resource, kind: string, entities: Entity[]): Promise<void> {
-  if (resource.raisesEvents && entities.length > 0) await service.events.raise(`${resource.name}.${kind}`, entities.map((e) => resource.output(e)));
+async function changed(service: Service, resource: Resource, kind: string, entities: Entity[], depth: number): Promise<void> {
+  if (resource.raisesEvents && entities.length > 0) await service.events.raise(`${resource.name}.${kind}`, entities.map((e) => resource.output(e)), { depth });
 }
 
 function statusOf(method: string, result: Result): number {

@@ -1,87 +1,87 @@
 import { ServiceError } from './errors.js';
 import type { ContentType, ProtocolProvider } from './content-types/content-type.js';
+import { excel } from './content-types/excel.js';
 import { json } from './content-types/json.js';
-import { parseAccept, parseMediaType } from './content-types/negotiation.js';
+import { jsonLines } from './content-types/json-lines.js';
+import { negotiate, parseAccept, parseMediaType } from './content-types/negotiation.js';
+import { Lru } from './lru.js';
 import type { Entity } from './query/conditions.js';
 
 export interface Negotiated {
   contentType: ContentType;
+  /** Parameters of the chosen media type (e.g. `raw`), lower-case names. */
   params: Record<string, string>;
 }
 
-/** The default protocol of SPEC 2.2. */
-export const DEFAULT_PROTOCOL: ProtocolProvider = { name: 'Service', identifier: 'service', contentTypes: [json] };
+/** The default protocol of SPEC 2.2: always present, always first. */
+export const DEFAULT_PROTOCOL: ProtocolProvider = { name: 'Service', identifier: 'service', contentTypes: [json, excel, jsonLines] };
+
+interface Registered {
+  type: ContentType;
+  /** The MIME type and the bindings, lower-case, without repeats: what selects this type. */
+  bindings: string[];
+}
 
 /** Registered protocol providers and content negotiation by binding. */
 export class Protocols {
   private readonly providers: ProtocolProvider[] = [];
-  private readonly byBinding = new Map<string, ContentType>();
+  private readonly types: Registered[] = [];
+  private readonly writers: Registered[] = [];
+  private readonly byBinding = new Map<string, Registered>();
+  /** Clients repeat the same few Accept values; each is negotiated once. */
+  private readonly acceptCache = new Lru<string, Negotiated | null>(256);
 
   constructor(defaultProtocol: ProtocolProvider = DEFAULT_PROTOCOL) {
     this.add(defaultProtocol);
   }
 
   get defaultType(): ContentType {
-    return this.providers[0].contentTypes[0];
+    return this.types[0].type;
   }
 
+  /** Adds a provider; a binding another type already has keeps selecting that earlier type. */
   add(provider: ProtocolProvider): void {
     if (this.providers.some((p) => p.identifier.toLowerCase() === provider.identifier.toLowerCase())) {
       throw new Error(`A protocol with identifier '${provider.identifier}' is already registered`);
     }
     this.providers.push(provider);
     for (const type of provider.contentTypes) {
-      for (const b of [type.mimeType, ...type.bindings]) {
-        const key = b.toLowerCase();
-        if (!this.byBinding.has(key)) this.byBinding.set(key, type);
-      }
+      const registered = { type, bindings: [...new Set([type.mimeType, ...type.bindings].map((b) => b.toLowerCase()))] };
+      this.types.push(registered);
+      if (type.write) this.writers.push(registered);
+      for (const b of registered.bindings) if (!this.byBinding.has(b)) this.byBinding.set(b, registered);
     }
+    this.acceptCache.clear();
   }
 
-  /** The content type that writes the response, from the Accept header. */
+  /** The content type that writes the response, from the Accept header (none or `*\/*`: JSON). */
   forAccept(accept: string | undefined): Negotiated {
     if (accept === undefined || accept.trim() === '') return { contentType: this.defaultType, params: {} };
-    for (const range of parseAccept(accept)) {
-      const type = this.match(range.type, (t) => t.write !== undefined);
-      if (type) return { contentType: type, params: range.params };
+    let chosen = this.acceptCache.get(accept);
+    if (chosen === undefined) {
+      const choice = negotiate(parseAccept(accept), this.writers);
+      chosen = choice ? { contentType: choice.value.type, params: choice.params } : null;
+      this.acceptCache.set(accept, chosen);
     }
-    throw new ServiceError('NotAcceptable', `None of the types in Accept '${accept}' can be written. Supported: ${this.writable().join(', ')}`);
+    if (chosen === null) {
+      throw new ServiceError('NotAcceptable', `None of the types in Accept '${accept}' can be written. Supported: ${this.writers.map((r) => r.type.mimeType).join(', ')}`);
+    }
+    return chosen;
   }
 
-  /** The content type that reads the request body, from the Content-Type header. */
+  /** The content type that reads the request body, from the Content-Type header (none: JSON). */
   forContentType(header: string | undefined): Negotiated {
     if (header === undefined || header.trim() === '') return { contentType: this.defaultType, params: {} };
     const range = parseMediaType(header);
-    const type = this.byBinding.get(range.type);
-    if (!type || type.read === undefined) {
-      throw new ServiceError('UnsupportedContent', `Cannot read a body of Content-Type '${header}'. Readable: ${this.readable().join(', ')}`);
+    const type = range && this.byBinding.get(range.type)?.type;
+    if (!range || !type || type.read === undefined) {
+      const readable = this.types.filter((r) => r.type.read).map((r) => r.type.mimeType);
+      throw new ServiceError('UnsupportedContent', `Cannot read a body of Content-Type '${header}'. Readable: ${readable.join(', ')}`);
     }
     return { contentType: type, params: range.params };
   }
 
-  private match(type: string, ok: (t: ContentType) => boolean): ContentType | undefined {
-    if (type === '*/*' || type === '*') return this.defaultType;
-    if (type.endsWith('/*')) {
-      const prefix = type.slice(0, -1);
-      return this.all().find((t) => ok(t) && t.mimeType.toLowerCase().startsWith(prefix));
-    }
-    const found = this.byBinding.get(type);
-    return found && ok(found) ? found : undefined;
-  }
-
-  private all(): ContentType[] {
-    return this.providers.flatMap((p) => p.contentTypes);
-  }
-
-  private writable(): string[] {
-    return this.all().filter((t) => t.write).map((t) => t.mimeType);
-  }
-
-  private readable(): string[] {
-    return this.all().filter((t) => t.read).map((t) => t.mimeType);
-  }
-
-  /** Entities of Service.Admin.Protocol. */
+  /** Entities of Service.Admin.Protocol (SPEC 2.2). */
   entities(): Entity[] {
     return this.providers.map((p, i) => ({
       Name: p.name,
@@ -92,8 +92,14 @@ export class Protocols {
         MimeType: t.mimeType,
         CanRead: t.read !== undefined,
         CanWrite: t.write !== undefined,
-        Bindings: t.bindings,
+        Bindings: listedBindings(t),
       })),
     }));
   }
+}
+
+/** The bindings as declared, led by the MIME type when the declaration leaves it out (it binds too). */
+function listedBindings(type: ContentType): string[] {
+  const declared = type.bindings.map((b) => b.toLowerCase());
+  return declared.includes(type.mimeType.toLowerCase()) ? [...type.bindings] : [type.mimeType, ...type.bindings];
 }

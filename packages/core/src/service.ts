@@ -3,7 +3,7 @@ import { Auth, type ApiKeyConfig } from './auth.js';
 import type { ProtocolProvider } from './content-types/content-type.js';
 import { ERROR_RESOURCE, ErrorRecords, errorBody } from './error-records.js';
 import { toServiceError, ServiceError } from './errors.js';
-import { Events, type BinaryPayload, type EventDefinition } from './events.js';
+import { Events, type EventDefinition, type EventPayload } from './events.js';
 import type { RequestContext } from './http/context.js';
 import { fromFetchRequest, toFetchResponse } from './http/fetch.js';
 import type { PlainRequest, PlainResponse } from './http/types.js';
@@ -15,6 +15,9 @@ import { Resource, ResourceRegistry, type ResourceDefinition } from './resources
 import { ComputedStorage } from './storage/computed.js';
 import { MemoryStorage } from './storage/memory.js';
 import type { Storage } from './storage/storage.js';
+import type { WebhookOptions } from './webhooks/delivery.js';
+import { readSource } from './webhooks/source-destination.js';
+import { Webhooks } from './webhooks/webhooks.js';
 
 export interface ServiceOptions {
   /** API keys; none means the service is open. */
@@ -31,6 +34,8 @@ export interface ServiceOptions {
   protocols?: ProtocolProvider[];
   /** Let webhooks, Source and Destination reach loopback and private addresses. */
   allowPrivateDestinations?: boolean;
+  /** Webhook delivery: per-attempt timeout, retry schedule, concurrency, log size. */
+  webhooks?: WebhookOptions;
 }
 
 type ResolvedOptions = Required<Pick<ServiceOptions, 'maxBodyBytes' | 'maxErrorRecords' | 'events' | 'allowPrivateDestinations'>> & ServiceOptions;
@@ -46,6 +51,7 @@ export class Service {
   readonly auth: Auth;
   readonly errors: ErrorRecords;
   readonly macros: Macros;
+  readonly webhooks: Webhooks;
   private readonly ajv = new Ajv({ allErrors: true, strict: false });
   private readonly closers: Array<() => void | Promise<void>> = [];
 
@@ -78,6 +84,7 @@ export class Service {
       events: false,
     });
     this.macros = new Macros(this);
+    this.webhooks = new Webhooks(this);
   }
 
   /** Storage for a built-in admin resource. */
@@ -99,12 +106,12 @@ export class Service {
 
   /** Declares an event resource; `contentType` makes it a binary event. */
   defineEvent(name: string, definition: EventDefinition = {}): void {
-    this.events.define(name, definition);
     this.resources.add(new Resource({ name, description: definition.description ?? `Event ${name}` }, { kind: 'EventResource', events: false, ajv: this.ajv }));
+    this.events.define(name, definition);
   }
 
   /** Raises an event; resolves once its webhook deliveries are recorded. */
-  raise(name: string, payload: Entity | Entity[] | BinaryPayload): Promise<void> {
+  raise(name: string, payload: EventPayload): Promise<void> {
     return this.events.raise(name, payload);
   }
 
@@ -135,6 +142,8 @@ export class Service {
 
   /** The entities a POST/PUT/PATCH writes: from the body (or the Source header). */
   async readInput(ctx: RequestContext): Promise<Entity[]> {
+    const source = ctx.header('source');
+    if (source !== undefined) return readSource(this, ctx, source);
     const body = await ctx.body();
     if (body === null) throw new ServiceError('NoDataSource', `${ctx.method} needs a body (one entity or an array of entities)`);
     const { contentType, params } = this.protocols.forContentType(ctx.header('content-type'));

@@ -1,1 +1,71 @@
-export {};
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { PlainRequest, Service } from '@resourcery/core';
+import { stripBasePath, toPlainRequest, writeResponse } from '@resourcery/node';
+
+export interface KoaMiddlewareOptions {
+  /** Serve only requests under this path (`/api`); others go on to `next()`. Default: all. */
+  prefix?: string;
+  /**
+   * The path that links (ErrorInfo, MoreInfoAt) start with. Default: the prefix. Set it
+   * when a proxy in front strips a prefix, e.g. `/svc/api` for a proxy that forwards
+   * `/svc/api/...` to `/api/...`.
+   */
+  basePath?: string;
+}
+
+/** What the middleware reads from Koa's context (Koa 2 and 3, with or without a body parser). */
+export interface KoaContext {
+  url: string;
+  req: IncomingMessage;
+  res: ServerResponse;
+  respond?: boolean;
+  request: { body?: unknown; rawBody?: unknown };
+}
+export type KoaMiddleware = (ctx: KoaContext, next: () => Promise<unknown>) => Promise<void>;
+
+/**
+ * Koa 2 and 3 middleware: `app.use(createKoaMiddleware(service, { prefix: '/api' }))`.
+ *
+ * The response is written by the node bridge (`ctx.respond = false`), not handed to Koa
+ * as `ctx.body`: Koa reinterprets bodies (a null body with status 200 becomes 204, or the
+ * text `null` when the type is JSON; an untyped string gets a guessed Content-Type), while
+ * the bridge sends exactly what the core answered, byte for byte as the node adapter does,
+ * streams async bodies with back-pressure and stops them when the client leaves.
+ * Headers set on ctx by earlier middleware (CORS...) are kept and ctx.status is right
+ * once `await next()` returns; middleware that rewrites ctx.body afterwards (compression)
+ * does not apply. Errors are answered by the core and never reach Koa's error handling;
+ * only a failure of the library itself (handle() rejected) is thrown, for Koa's 500.
+ */
+export function createKoaMiddleware(service: Service, options: KoaMiddlewareOptions = {}): KoaMiddleware {
+  const prefix = trimSlash(options.prefix ?? '');
+  const basePath = options.basePath === undefined ? prefix : trimSlash(options.basePath);
+  return async (ctx, next) => {
+    const uri = stripBasePath(ctx.url, prefix);
+    if (uri === undefined) {
+      await next();
+      return;
+    }
+    const plain = toPlainRequest(ctx.req, uri, basePath);
+    if (plain.body !== null && ctx.req.readableEnded) plain.body = parsedBody(ctx.request);
+    const response = await service.handle(plain);
+    ctx.respond = false;
+    await writeResponse(ctx.res, response);
+  };
+}
+
+/**
+ * The body when a body parser (@koa/bodyparser, koa-bodyparser) has already read the
+ * stream: the raw text it kept, else the parsed value as JSON again.
+ */
+function parsedBody(request: KoaContext['request']): PlainRequest['body'] {
+  if (typeof request.rawBody === 'string') return request.rawBody;
+  const { body } = request;
+  if (body === undefined) return null;
+  if (typeof body === 'string' || body instanceof Uint8Array) return body;
+  return JSON.stringify(body);
+}
+
+/** `/api/` and `/api` are one mount path; links are `<basePath>/...`. */
+function trimSlash(path: string): string {
+  return path.replace(/\/+$/, '');
+}

@@ -73,7 +73,8 @@ export type NodeListener = (req: IncomingMessage, res: ServerResponse) => void;
 
 /** A request listener for `http.createServer`. */
 export function createNodeListener(service: Service, options: NodeAdapterOptions = {}): NodeListener {
-  const basePath = options.basePath ?? '';
+  // Links (ErrorInfo) are basePath + '/...': a trailing slash would double it.
+  const basePath = (options.basePath ?? '').replace(/\/+$/, '');
   return (req, res) => {
     const uri = stripBasePath(req.url ?? '/', basePath);
     if (uri === undefined) {

@@ -17,10 +17,13 @@ export const json: ContentType = {
     }
     return toEntities(value);
   },
-  write(result, context) {
-    return context.params.raw === 'true' ? writeRaw(result) : writeEnvelope(result, context);
-  },
+  write: writeJson,
 };
+
+/** A result as JSON text: the envelope, or the bare value with `raw=true`. */
+export function writeJson(result: Result, context: WriteContext): string {
+  return context.params.raw === 'true' ? writeRaw(result) : writeEnvelope(result, context);
+}
 
 /** One object or an array of objects; anything else is not an entity. */
 export function toEntities(value: unknown): Entity[] {

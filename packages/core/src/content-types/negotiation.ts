@@ -1,56 +1,99 @@
-/** Parsing of Accept and Content-Type values (RFC 9110 media ranges with parameters). */
+/**
+ * Content negotiation (RFC 9110 12.5.1 and 8.3) over content-type bindings.
+ *
+ * Header syntax is parsed by `content-type` (jshttp): quoted strings, escapes, case and
+ * whitespace rules, and comma-separated lists in its `comma` mode. What is left here is
+ * what no media-type library knows: short bindings such as `jl`, which are tokens rather
+ * than media types, and the choice among our bindings.
+ */
+import { isTokenValid, isTypeValid, parse } from 'content-type';
 
 export interface MediaRange {
-  /** Lower-case type without parameters: `application/json`, `*\/*`, or a short binding like `jl`. */
+  /** Lower-case type without parameters: `application/json`, `*\/*`, `text/*`, or a short binding like `jl`. */
   type: string;
-  /** Lower-case parameter names; quotes removed. q is not included. */
+  /** Parameters without q; lower-case names, quotes removed. */
   params: Record<string, string>;
+  /** Quality 0..1 (1 when not given). */
   q: number;
 }
 
-/** Splits on a separator outside double quotes. */
-function splitOutsideQuotes(text: string, separator: string): string[] {
-  const parts: string[] = [];
-  let quoted = false;
-  let start = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (c === '"' && text[i - 1] !== '\\') quoted = !quoted;
-    else if (c === separator && !quoted) {
-      parts.push(text.slice(start, i));
-      start = i + 1;
-    }
-  }
-  parts.push(text.slice(start));
-  return parts;
+/** Anything that can be chosen by binding; bindings in lower case. */
+export interface Bindable {
+  bindings: readonly string[];
 }
 
-export function parseMediaType(text: string): MediaRange {
-  const [type, ...rest] = splitOutsideQuotes(text, ';');
+export interface Choice<T> {
+  value: T;
+  params: Record<string, string>;
+}
+
+/** Looser than RFC 9110's qvalue: clients send `q=.2` or `q=0.25000`, and both mean what they say. */
+const QVALUE = /^(?:\d+(?:\.\d*)?|\.\d+)$/;
+
+function toRange(type: string, parameters: Record<string, string>): MediaRange | null {
+  // `*` alone is what some old clients (Java's HttpURLConnection) send for `*/*`.
+  const name = type === '*' ? '*/*' : type;
+  if (!isTypeValid(name) && !isTokenValid(name)) return null;
   const params: Record<string, string> = {};
   let q = 1;
-  for (const p of rest) {
-    const eq = p.indexOf('=');
-    if (eq < 0) continue;
-    const name = p.slice(0, eq).trim().toLowerCase();
-    let value = p.slice(eq + 1).trim();
-    if (value.length >= 2 && value[0] === '"' && value[value.length - 1] === '"') value = value.slice(1, -1).replace(/\\(.)/g, '$1');
-    if (name === 'q') {
-      const n = Number(value);
-      q = Number.isFinite(n) ? Math.min(1, Math.max(0, n)) : 1;
-    } else params[name] = name === 'raw' ? value.toLowerCase() : value;
+  for (const key of Object.keys(parameters)) {
+    const value = parameters[key];
+    if (key === 'q') {
+      q = QVALUE.test(value) ? Number(value) : NaN;
+      if (!(q <= 1)) return null;
+    } else params[key] = key === 'raw' ? value.toLowerCase() : value;
   }
-  return { type: type.trim().toLowerCase(), params, q };
+  return { type: name, params, q };
 }
 
-/** Accept entries by preference: highest q first, ties in listed order; q=0 dropped. */
+/** One media type or short binding (a Content-Type value); null when it is malformed. */
+export function parseMediaType(text: string): MediaRange | null {
+  const { type, parameters } = parse(text);
+  return toRange(type, parameters);
+}
+
+/** The entries of an Accept value in listed order; malformed entries are left out. */
 export function parseAccept(header: string): MediaRange[] {
-  return splitOutsideQuotes(header, ',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '')
-    .map(parseMediaType)
-    .filter((r) => r.q > 0)
-    .map((r, i) => ({ r, i }))
-    .sort((a, b) => b.r.q - a.r.q || a.i - b.i)
-    .map(({ r }) => r);
+  const ranges: MediaRange[] = [];
+  let start = 0;
+  while (start < header.length) {
+    const { type, parameters, index } = parse(header, { comma: true, start });
+    if (type !== '') {
+      const range = toRange(type, parameters);
+      if (range) ranges.push(range);
+    }
+    start = index + 1;
+  }
+  return ranges;
+}
+
+/** How closely a range names one of the (lower-case) bindings: 3 exact, 2 `type/*`, 1 `*\/*`, 0 not at all. */
+function specificity(range: string, bindings: readonly string[]): number {
+  if (range === '*/*') return 1;
+  if (range.endsWith('/*')) {
+    const prefix = range.slice(0, -1);
+    return bindings.some((b) => b.startsWith(prefix)) ? 2 : 0;
+  }
+  return bindings.includes(range) ? 3 : 0;
+}
+
+/**
+ * The candidate the client prefers. Each candidate takes the q of the most specific range
+ * that names it (so `json;q=0, *\/*` refuses JSON but accepts the rest); the highest q > 0
+ * wins, ties go to the range listed first, then to the candidate listed first.
+ */
+export function negotiate<T extends Bindable>(ranges: readonly MediaRange[], candidates: readonly T[]): Choice<T> | undefined {
+  let best: { value: T; range: MediaRange; position: number } | undefined;
+  for (const value of candidates) {
+    let match: { range: MediaRange; position: number; specificity: number } | undefined;
+    ranges.forEach((range, position) => {
+      const s = specificity(range.type, value.bindings);
+      if (s > 0 && (!match || s > match.specificity || (s === match.specificity && range.q > match.range.q))) match = { range, position, specificity: s };
+    });
+    if (!match || match.range.q === 0) continue;
+    if (!best || match.range.q > best.range.q || (match.range.q === best.range.q && match.position < best.position)) {
+      best = { value, range: match.range, position: match.position };
+    }
+  }
+  return best && { value: best.value, params: best.range.params };
 }

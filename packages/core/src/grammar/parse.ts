@@ -91,7 +91,7 @@ function toCondition(item: RawItem): Condition {
   if (item.op === null) {
     throw new ServiceError('InvalidConditionOperator', `No valid operator in condition '${short(decodeLoose(item.text))}' at position ${item.offset}. Operators are =, !=, <, >, <=, >=`);
   }
-  if (/^(=|<|>|!=|%3[CcEeDd])/.test(item.value)) {
+  if (/^(=|<|>|!=|%3[CcEe])/.test(item.value)) {
     throw new ServiceError('InvalidConditionOperator', `Invalid operator in condition '${short(decodeLoose(item.text))}' at position ${item.offset}. Operators are =, !=, <, >, <=, >=`);
   }
   const key = decode(item.key, 'condition');

@@ -173,11 +173,15 @@ function peg$parse(input, options) {
   const peg$c6 = "!=";
   const peg$c7 = "<=";
   const peg$c8 = ">=";
-  const peg$c9 = "!%3d";
-  const peg$c10 = "%3c=";
-  const peg$c11 = "%3e=";
-  const peg$c12 = "%3c";
-  const peg$c13 = "%3e";
+  const peg$c9 = "<%3d";
+  const peg$c10 = ">%3d";
+  const peg$c11 = "!%3d";
+  const peg$c12 = "%3c=";
+  const peg$c13 = "%3e=";
+  const peg$c14 = "%3c%3d";
+  const peg$c15 = "%3e%3d";
+  const peg$c16 = "%3c";
+  const peg$c17 = "%3e";
 
   const peg$r0 = /^[^\/\-]/;
   const peg$r1 = /^[^\/]/;
@@ -198,13 +202,17 @@ function peg$parse(input, options) {
   const peg$e10 = peg$literalExpectation("!=", false);
   const peg$e11 = peg$literalExpectation("<=", false);
   const peg$e12 = peg$literalExpectation(">=", false);
-  const peg$e13 = peg$classExpectation([["<", ">"]], false, false, false);
-  const peg$e14 = peg$literalExpectation("!%3D", true);
-  const peg$e15 = peg$literalExpectation("%3C=", true);
-  const peg$e16 = peg$literalExpectation("%3E=", true);
-  const peg$e17 = peg$literalExpectation("%3C", true);
-  const peg$e18 = peg$literalExpectation("%3E", true);
-  const peg$e19 = peg$classExpectation(["=", "&", "/", "<", ">", "!"], true, false, false);
+  const peg$e13 = peg$literalExpectation("<%3D", true);
+  const peg$e14 = peg$literalExpectation(">%3D", true);
+  const peg$e15 = peg$classExpectation([["<", ">"]], false, false, false);
+  const peg$e16 = peg$literalExpectation("!%3D", true);
+  const peg$e17 = peg$literalExpectation("%3C=", true);
+  const peg$e18 = peg$literalExpectation("%3E=", true);
+  const peg$e19 = peg$literalExpectation("%3C%3D", true);
+  const peg$e20 = peg$literalExpectation("%3E%3D", true);
+  const peg$e21 = peg$literalExpectation("%3C", true);
+  const peg$e22 = peg$literalExpectation("%3E", true);
+  const peg$e23 = peg$classExpectation(["=", "&", "/", "<", ">", "!"], true, false, false);
 
   function peg$f0(resource, conditions, meta, extra) {    return { resource, conditions: conditions ?? null, meta: meta ?? null, extra };  }
   function peg$f1(macro, name, view) {    return { macro: macro !== null, name, view: view ?? null, offset: location().start.offset };  }
@@ -216,16 +224,20 @@ function peg$parse(input, options) {
   function peg$f7(bad) {    return { key: bad, op: null, value: '', text: bad, offset: location().start.offset };  }
   function peg$f8() {    return null;  }
   function peg$f9(c) {    return c;  }
-  function peg$f10() {    return "!=";  }
-  function peg$f11() {    return "<=";  }
-  function peg$f12() {    return ">=";  }
-  function peg$f13() {    return "<";  }
-  function peg$f14() {    return ">";  }
-  function peg$f15() {    return [];  }
-  function peg$f16(items) {    return items.filter(Boolean);  }
-  function peg$f17(key, op, value) {    return { key, op, value, text: text(), offset: location().start.offset };  }
-  function peg$f18(bad) {    return { key: bad, op: null, value: '', text: bad, offset: location().start.offset };  }
-  function peg$f19() {    return null;  }
+  function peg$f10() {    return "<=";  }
+  function peg$f11() {    return ">=";  }
+  function peg$f12() {    return "!=";  }
+  function peg$f13() {    return "<=";  }
+  function peg$f14() {    return ">=";  }
+  function peg$f15() {    return "<=";  }
+  function peg$f16() {    return ">=";  }
+  function peg$f17() {    return "<";  }
+  function peg$f18() {    return ">";  }
+  function peg$f19() {    return [];  }
+  function peg$f20(items) {    return items.filter(Boolean);  }
+  function peg$f21(key, op, value) {    return { key, op, value, text: text(), offset: location().start.offset };  }
+  function peg$f22(bad) {    return { key: bad, op: null, value: '', text: bad, offset: location().start.offset };  }
+  function peg$f23() {    return null;  }
   let peg$currPos = options.peg$currPos | 0;
   let peg$savedPos = peg$currPos;
   const peg$posDetailsCache = [{ line: 1, column: 1 }];
@@ -858,17 +870,23 @@ function peg$parse(input, options) {
           if (peg$silentFails === 0) { peg$fail(peg$e12); }
         }
         if (s0 === peg$FAILED) {
-          s0 = input.charAt(peg$currPos);
-          if (peg$r3.test(s0)) {
-            peg$currPos++;
+          s0 = peg$currPos;
+          s1 = input.substr(peg$currPos, 4);
+          if (s1.toLowerCase() === peg$c9) {
+            peg$currPos += (4);
           } else {
-            s0 = peg$FAILED;
+            s1 = peg$FAILED;
             if (peg$silentFails === 0) { peg$fail(peg$e13); }
           }
+          if (s1 !== peg$FAILED) {
+            peg$savedPos = s0;
+            s1 = peg$f10();
+          }
+          s0 = s1;
           if (s0 === peg$FAILED) {
             s0 = peg$currPos;
             s1 = input.substr(peg$currPos, 4);
-            if (s1.toLowerCase() === peg$c9) {
+            if (s1.toLowerCase() === peg$c10) {
               peg$currPos += (4);
             } else {
               s1 = peg$FAILED;
@@ -876,23 +894,17 @@ function peg$parse(input, options) {
             }
             if (s1 !== peg$FAILED) {
               peg$savedPos = s0;
-              s1 = peg$f10();
+              s1 = peg$f11();
             }
             s0 = s1;
             if (s0 === peg$FAILED) {
-              s0 = peg$currPos;
-              s1 = input.substr(peg$currPos, 4);
-              if (s1.toLowerCase() === peg$c10) {
-                peg$currPos += (4);
+              s0 = input.charAt(peg$currPos);
+              if (peg$r3.test(s0)) {
+                peg$currPos++;
               } else {
-                s1 = peg$FAILED;
+                s0 = peg$FAILED;
                 if (peg$silentFails === 0) { peg$fail(peg$e15); }
               }
-              if (s1 !== peg$FAILED) {
-                peg$savedPos = s0;
-                s1 = peg$f11();
-              }
-              s0 = s1;
               if (s0 === peg$FAILED) {
                 s0 = peg$currPos;
                 s1 = input.substr(peg$currPos, 4);
@@ -909,9 +921,9 @@ function peg$parse(input, options) {
                 s0 = s1;
                 if (s0 === peg$FAILED) {
                   s0 = peg$currPos;
-                  s1 = input.substr(peg$currPos, 3);
+                  s1 = input.substr(peg$currPos, 4);
                   if (s1.toLowerCase() === peg$c12) {
-                    peg$currPos += (3);
+                    peg$currPos += (4);
                   } else {
                     s1 = peg$FAILED;
                     if (peg$silentFails === 0) { peg$fail(peg$e17); }
@@ -923,9 +935,9 @@ function peg$parse(input, options) {
                   s0 = s1;
                   if (s0 === peg$FAILED) {
                     s0 = peg$currPos;
-                    s1 = input.substr(peg$currPos, 3);
+                    s1 = input.substr(peg$currPos, 4);
                     if (s1.toLowerCase() === peg$c13) {
-                      peg$currPos += (3);
+                      peg$currPos += (4);
                     } else {
                       s1 = peg$FAILED;
                       if (peg$silentFails === 0) { peg$fail(peg$e18); }
@@ -935,6 +947,66 @@ function peg$parse(input, options) {
                       s1 = peg$f14();
                     }
                     s0 = s1;
+                    if (s0 === peg$FAILED) {
+                      s0 = peg$currPos;
+                      s1 = input.substr(peg$currPos, 6);
+                      if (s1.toLowerCase() === peg$c14) {
+                        peg$currPos += (6);
+                      } else {
+                        s1 = peg$FAILED;
+                        if (peg$silentFails === 0) { peg$fail(peg$e19); }
+                      }
+                      if (s1 !== peg$FAILED) {
+                        peg$savedPos = s0;
+                        s1 = peg$f15();
+                      }
+                      s0 = s1;
+                      if (s0 === peg$FAILED) {
+                        s0 = peg$currPos;
+                        s1 = input.substr(peg$currPos, 6);
+                        if (s1.toLowerCase() === peg$c15) {
+                          peg$currPos += (6);
+                        } else {
+                          s1 = peg$FAILED;
+                          if (peg$silentFails === 0) { peg$fail(peg$e20); }
+                        }
+                        if (s1 !== peg$FAILED) {
+                          peg$savedPos = s0;
+                          s1 = peg$f16();
+                        }
+                        s0 = s1;
+                        if (s0 === peg$FAILED) {
+                          s0 = peg$currPos;
+                          s1 = input.substr(peg$currPos, 3);
+                          if (s1.toLowerCase() === peg$c16) {
+                            peg$currPos += (3);
+                          } else {
+                            s1 = peg$FAILED;
+                            if (peg$silentFails === 0) { peg$fail(peg$e21); }
+                          }
+                          if (s1 !== peg$FAILED) {
+                            peg$savedPos = s0;
+                            s1 = peg$f17();
+                          }
+                          s0 = s1;
+                          if (s0 === peg$FAILED) {
+                            s0 = peg$currPos;
+                            s1 = input.substr(peg$currPos, 3);
+                            if (s1.toLowerCase() === peg$c17) {
+                              peg$currPos += (3);
+                            } else {
+                              s1 = peg$FAILED;
+                              if (peg$silentFails === 0) { peg$fail(peg$e22); }
+                            }
+                            if (s1 !== peg$FAILED) {
+                              peg$savedPos = s0;
+                              s1 = peg$f18();
+                            }
+                            s0 = s1;
+                          }
+                        }
+                      }
+                    }
                   }
                 }
               }
@@ -995,7 +1067,7 @@ function peg$parse(input, options) {
       }
       if (s2 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f15();
+        s0 = peg$f19();
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -1031,7 +1103,7 @@ function peg$parse(input, options) {
         }
       }
       peg$savedPos = s0;
-      s1 = peg$f16(s1);
+      s1 = peg$f20(s1);
       s0 = s1;
     }
 
@@ -1049,7 +1121,7 @@ function peg$parse(input, options) {
       peg$currPos++;
     } else {
       s3 = peg$FAILED;
-      if (peg$silentFails === 0) { peg$fail(peg$e19); }
+      if (peg$silentFails === 0) { peg$fail(peg$e23); }
     }
     while (s3 !== peg$FAILED) {
       s2.push(s3);
@@ -1058,7 +1130,7 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s3 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e19); }
+        if (peg$silentFails === 0) { peg$fail(peg$e23); }
       }
     }
     s1 = input.substring(s1, peg$currPos);
@@ -1085,7 +1157,7 @@ function peg$parse(input, options) {
       }
       s3 = input.substring(s3, peg$currPos);
       peg$savedPos = s0;
-      s0 = peg$f17(s1, s2, s3);
+      s0 = peg$f21(s1, s2, s3);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -1122,14 +1194,14 @@ function peg$parse(input, options) {
       }
       if (s1 !== peg$FAILED) {
         peg$savedPos = s0;
-        s1 = peg$f18(s1);
+        s1 = peg$f22(s1);
       }
       s0 = s1;
       if (s0 === peg$FAILED) {
         s0 = peg$currPos;
         s1 = '';
         peg$savedPos = s0;
-        s1 = peg$f19();
+        s1 = peg$f23();
         s0 = s1;
       }
     }

@@ -1,5 +1,6 @@
 import type { Condition, Operator } from '../grammar/parse.js';
 import { isoTime, type Literal } from './literal.js';
+import { compareStrings } from './order.js';
 
 export type Entity = Record<string, unknown>;
 export type Predicate = (entity: Entity) => boolean;
@@ -25,45 +26,63 @@ type Cmp = (a: any, b: any) => boolean;
 const CMP: Record<Operator, Cmp> = {
   '=': (a, b) => a === b,
   '!=': (a, b) => a !== b,
-  '<': (a, b) => a < b,
-  '>': (a, b) => a > b,
-  '<=': (a, b) => a <= b,
-  '>=': (a, b) => a >= b,
+  '<': (a, b) => (typeof a === 'string' ? compareStrings(a, b) < 0 : a < b),
+  '>': (a, b) => (typeof a === 'string' ? compareStrings(a, b) > 0 : a > b),
+  '<=': (a, b) => (typeof a === 'string' ? compareStrings(a, b) <= 0 : a <= b),
+  '>=': (a, b) => (typeof a === 'string' ? compareStrings(a, b) >= 0 : a >= b),
 };
 
 export function compileCondition(condition: Condition): Predicate {
   const { locator, op, value } = condition;
-  const mismatch = op === '!=';
-  return compileTest(op, value, mismatch, (e) => locator.get(e));
+  return compileTest(op, value, op === '!=', locator);
 }
+
+/** Where a test reads its value: a Locator on an entity, or the value itself. */
+interface Source<T> {
+  get(x: T): unknown;
+}
+const ITSELF: Source<unknown> = { get: (v) => v };
 
 /** A test of one value against a literal; exported for event selectors and PUT matching. */
 export function valueTest(op: Operator, literal: Literal): (value: unknown) => boolean {
-  return compileTest(op, literal, op === '!=', (v) => v);
+  return compileTest(op, literal, op === '!=', ITSELF);
 }
 
-function compileTest<T>(op: Operator, literal: Literal, mismatch: boolean, get: (x: T) => unknown): (x: T) => boolean {
+/**
+ * The hot comparisons (a number against a number, a string for equality, null) get a
+ * closure per operator, so that each comparison is inlined rather than called through a
+ * table shared by every query; other value types go through the general test.
+ */
+function compileTest<T>(op: Operator, literal: Literal, mismatch: boolean, src: Source<T>): (x: T) => boolean {
   const cmp = CMP[op];
   if (literal.kind === 'null') {
-    if (op === '=') return (x) => get(x) == null;
-    if (op === '!=') return (x) => get(x) != null;
+    if (op === '=') return (x) => src.get(x) == null;
+    if (op === '!=') return (x) => src.get(x) != null;
     return () => false;
   }
   if (literal.kind === 'string') {
     const s = literal.value;
+    if (op === '=') return (x) => src.get(x) === s;
+    if (op === '!=') return (x) => src.get(x) !== s;
     return (x) => {
-      const v = get(x);
+      const v = src.get(x);
       return typeof v === 'string' ? cmp(v, s) : mismatch;
     };
   }
   const { text, number, boolean, date } = literal;
   if (number !== undefined) {
-    return (x) => {
-      const v = get(x);
-      if (typeof v === 'number') return cmp(v, number);
-      return typeof v === 'string' ? cmp(v, text) : mismatch;
-    };
+    // Values that are not numbers: strings compare with the literal's text.
+    const other = (v: unknown) => (typeof v === 'string' ? cmp(v, text) : mismatch);
+    switch (op) {
+      case '=': return (x) => { const v = src.get(x); return typeof v === 'number' ? v === number : other(v); };
+      case '!=': return (x) => { const v = src.get(x); return typeof v === 'number' ? v !== number : other(v); };
+      case '<': return (x) => { const v = src.get(x); return typeof v === 'number' ? v < number : other(v); };
+      case '>': return (x) => { const v = src.get(x); return typeof v === 'number' ? v > number : other(v); };
+      case '<=': return (x) => { const v = src.get(x); return typeof v === 'number' ? v <= number : other(v); };
+      case '>=': return (x) => { const v = src.get(x); return typeof v === 'number' ? v >= number : other(v); };
+    }
   }
+  const get = (x: T) => src.get(x);
   if (date !== undefined) {
     return (x) => {
       const v = get(x);

@@ -4,7 +4,7 @@ import type { Locator } from './locator.js';
 import type { MetaConditions } from './meta-conditions.js';
 import { compileProjection, type Projection } from './projection.js';
 import { compileSearch, compileSearchRegex } from './search.js';
-import { compareValues, selectRange, slice, sortEntities } from './order.js';
+import { compareValues, selectRange, slice, sortEntities, TopK } from './order.js';
 
 /**
  * A query compiled once per (resource, conditions, meta-conditions) and run many times.
@@ -26,7 +26,9 @@ export function compileQuery(conditions: readonly Condition[], meta: MetaConditi
   const searches = [meta.search && compileSearch(meta.search), meta.searchRegex && compileSearchRegex(meta.searchRegex)].filter(Boolean) as Predicate[];
   const search = searches.length === 0 ? null : searches.length === 1 ? searches[0] : (e: Entity) => searches[0](e) && searches[1](e);
   const projection = compileProjection(meta);
-  const sourceOrder = meta.order && !meta.distinct ? projection.sourceOf(meta.order.locator) : null;
+  // sourceOf also refuses an order on a renamed-away name, so it runs even when distinct discards its answer.
+  const orderSource = meta.order ? projection.sourceOf(meta.order.locator) : null;
+  const sourceOrder = meta.distinct ? null : orderSource;
   return { conditions, meta, predicate, search, project: projection.project, sourceOrder };
 }
 
@@ -41,6 +43,9 @@ export interface EvaluateOptions {
   /** The storage already applied order, offset and limit. */
   pagingApplied?: boolean;
 }
+
+/** Pages up to this size are kept while scanning (binary insertion); larger ones are sorted. */
+const TOP_K_MAX = 1000;
 
 /** Runs the query over entities in storage order. */
 export function evaluate(entities: Iterable<Entity>, q: CompiledQuery, options: EvaluateOptions = {}): Entity[] {
@@ -65,6 +70,22 @@ export function evaluate(entities: Iterable<Entity>, q: CompiledQuery, options: 
     return out;
   }
 
+  // Order on the stored values while they stream past, then project only the page.
+  const sourceOrder = order === null ? null : q.sourceOrder;
+  const k = offset >= 0 && limit >= 0 ? offset + limit : -1;
+  if (order !== null && sourceOrder !== null && k >= 0 && k <= TOP_K_MAX) {
+    const top = new TopK<Entity>(k, order.descending);
+    const list = Array.isArray(entities) ? entities : [...entities];
+    for (let i = 0; i < list.length; i++) {
+      const e = list[i];
+      if (predicate !== null && !predicate(e)) continue;
+      if (search !== null && !search(e)) continue;
+      top.offer(sourceOrder.get(e), e);
+    }
+    const page = offset === 0 ? top.items : top.items.slice(offset);
+    return project === null ? page : page.map(project);
+  }
+
   const matches: Entity[] = [];
   for (const e of entities) {
     if (predicate !== null && !predicate(e)) continue;
@@ -72,9 +93,8 @@ export function evaluate(entities: Iterable<Entity>, q: CompiledQuery, options: 
     matches.push(e);
   }
 
-  // Order on the stored values, then project only the page.
-  if (order !== null && q.sourceOrder !== null) {
-    const page = selectRange(matches, (e) => q.sourceOrder!.get(e), order.descending, offset, limit);
+  if (order !== null && sourceOrder !== null) {
+    const page = selectRange(matches, (e) => sourceOrder.get(e), order.descending, offset, limit);
     return project === null ? page : page.map(project);
   }
 
@@ -82,7 +102,7 @@ export function evaluate(entities: Iterable<Entity>, q: CompiledQuery, options: 
   if (meta.distinct) output = distinct(output);
   if (order !== null) {
     const locator = order.locator;
-    output = sortEntities(output, (e) => locator.get(e), order.descending);
+    output = sortEntities(output, (e) => locator.getOutput(e), order.descending);
   }
   return slice(output, offset, limit);
 }

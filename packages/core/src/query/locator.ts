@@ -9,10 +9,12 @@ export class Locator {
   private readonly lower: string[];
   private readonly lastKey: (string | undefined)[];
   private canonicalCache: string | undefined;
+  private readonly single: boolean;
 
   constructor(text: string) {
     this.text = text;
     this.segments = text.split('.');
+    this.single = this.segments.length === 1;
     this.lower = this.segments.map((s) => s.toLowerCase());
     this.lastKey = this.segments.map(() => undefined);
   }
@@ -23,12 +25,32 @@ export class Locator {
 
   /** The value at this locator, or undefined when any step is missing. */
   get(entity: unknown): unknown {
+    // Fast path for the common case: one segment, read by the key the last entity had.
+    if (this.single && typeof entity === 'object' && entity !== null) {
+      const key = this.lastKey[0];
+      if (key !== undefined) {
+        const v = (entity as Record<string, unknown>)[key];
+        if (v !== undefined) return v;
+      }
+    }
     let value: unknown = entity;
     for (let i = 0; i < this.segments.length; i++) {
       if (value === null || value === undefined) return undefined;
       value = this.step(value, i);
     }
     return value;
+  }
+
+  /**
+   * The value on an output entity, where `select`/`add` may have written a dotted
+   * locator as one flat key (`{"Address.City": ...}`).
+   */
+  getOutput(entity: unknown): unknown {
+    if (this.segments.length > 1 && entity !== null && typeof entity === 'object') {
+      const flat = findKey(entity, this.text);
+      if (flat !== undefined) return (entity as Record<string, unknown>)[flat];
+    }
+    return this.get(entity);
   }
 
   /** The locator spelled as the data spells it (`address.city` -> `Address.City`). */

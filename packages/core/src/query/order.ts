@@ -7,7 +7,28 @@ export function compareValues(a: unknown, b: unknown): number {
   const rb = rank(b);
   if (ra !== rb) return ra - rb;
   if (ra === 0 || ra === 4) return 0;
+  if (ra === 3) return compareStrings(a as string, b as string);
   return a! < b! ? -1 : a! > b! ? 1 : 0;
+}
+
+/**
+ * Code point order, as UTF-8 bytes and SQL's C collation sort. JavaScript's `<` compares
+ * UTF-16 units, which puts characters beyond U+FFFF (surrogate pairs) before U+E000-U+FFFF.
+ */
+export function compareStrings(a: string, b: string): number {
+  if (a === b) return 0;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) return x < 0xd800 || y < 0xd800 ? x - y : highUnitRank(x) - highUnitRank(y);
+  }
+  return a.length - b.length;
+}
+
+/** Moves surrogates (U+D800-U+DFFF) above U+E000-U+FFFF, where their code points are. */
+function highUnitRank(unit: number): number {
+  return unit >= 0xe000 ? unit - 0x800 : unit + 0x2000;
 }
 
 function rank(v: unknown): number {
@@ -62,6 +83,47 @@ export function selectRange<T>(items: T[], key: (item: T) => unknown, descending
     if (best.length > k) best.pop();
   }
   return best.slice(offset).map((b) => b.item);
+}
+
+/** compareValues, with the common case of two numbers first. */
+function compareKeys(a: unknown, b: unknown): number {
+  if (typeof a === 'number' && typeof b === 'number' && a === a && b === b) return a < b ? -1 : a > b ? 1 : 0;
+  return compareValues(a, b);
+}
+
+/**
+ * The first `k` items in stable key order, kept while items stream past: an item is
+ * compared with the last kept one and dropped at once unless it belongs in the page, so
+ * nothing is stored or allocated for the rest. Items must be offered in storage order.
+ */
+export class TopK<T> {
+  readonly items: T[] = [];
+  private readonly keys: unknown[] = [];
+  private readonly sign: number;
+
+  constructor(private readonly k: number, descending: boolean) {
+    this.sign = descending ? -1 : 1;
+  }
+
+  offer(key: unknown, item: T): void {
+    const { keys, items, sign } = this;
+    const n = keys.length;
+    // An equal key offered later sorts after the kept one (stable), so it loses the tie.
+    if (n === this.k && (n === 0 || sign * compareKeys(key, keys[n - 1]) >= 0)) return;
+    let lo = 0;
+    let hi = n;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (sign * compareKeys(key, keys[mid]) < 0) hi = mid;
+      else lo = mid + 1;
+    }
+    keys.splice(lo, 0, key);
+    items.splice(lo, 0, item);
+    if (n === this.k) {
+      keys.pop();
+      items.pop();
+    }
+  }
 }
 
 export function slice<T>(items: T[], offset: number, limit: number): T[] {

@@ -54,7 +54,12 @@ export function compileProjection(meta: MetaConditions): CompiledProjection {
         added.push(name);
       }
     }
-    for (const r of renames) out = renameOne(out, r.from, r.to, entity);
+    for (const r of renames) {
+      out = renameOne(out, r.from, r.to, entity);
+      // A renamed added value is still an added value: it stays whatever select lists.
+      const i = added.findIndex((name) => name.toLowerCase() === r.from.text.toLowerCase());
+      if (i >= 0) added[i] = r.to;
+    }
     if (select) {
       const picked: Entity = {};
       for (const l of select) {
@@ -73,16 +78,14 @@ export function compileProjection(meta: MetaConditions): CompiledProjection {
   return { project, sourceOf };
 }
 
-/** Renames one property, keeping its position; a dotted source is appended under the new name. */
+/**
+ * Renames one property, keeping its position (an added `Name.Length` is a key too); a
+ * dotted source that is not a key reads the nested value and appends it under the new name.
+ */
 function renameOne(out: Entity, from: Locator, to: string, source: Entity): Entity {
-  if (from.isDotted) {
-    const value = from.get(out) ?? from.get(source);
-    out[to] = value ?? null;
-    return out;
-  }
   const key = findKey(out, from.text);
   if (key === undefined) {
-    out[to] = null;
+    out[to] = from.isDotted ? (from.get(out) ?? from.get(source) ?? null) : null;
     return out;
   }
   const renamed: Entity = {};

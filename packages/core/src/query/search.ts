@@ -38,8 +38,6 @@ export function compileSearch(value: string): Predicate {
 
 const regexCache = new Lru<string, RegExp>(500);
 const MAX_PATTERN = 1000;
-/** Quantified groups that hold alternation, such as (a|a)+, can take exponential time. */
-const QUANTIFIED_ALTERNATION = /\([^()]*\|[^()]*\)\s*(?:[*+]|\{\d+,\d*\})/;
 /** Regular expressions only run over the first MAX_SUBJECT characters of a value. */
 const MAX_SUBJECT = 100_000;
 
@@ -63,11 +61,38 @@ export function safeRegExp(pattern: string, flags: string): RegExp {
   } catch (e) {
     throw new ServiceError('InvalidMetaConditionValueType', `Invalid regular expression '${pattern}': ${(e as Error).message}`);
   }
-  if (!safeRegex(re) || QUANTIFIED_ALTERNATION.test(pattern) || /\\[1-9]|\\k</.test(pattern)) {
+  if (!safeRegex(re) || hasQuantifiedAlternation(pattern) || /\\[1-9]|\\k</.test(pattern)) {
     throw new ServiceError('InvalidMetaConditionValueType', `The regular expression '${pattern}' could take exponential time (nested quantifiers, quantified alternation or back-references); simplify it`);
   }
   regexCache.set(key, re);
   return re;
+}
+
+const QUANTIFIER = /[*+]|\{\d+(?:,\d*)?\}/y;
+
+/**
+ * Whether a repeated group holds an alternation at any depth, such as (a|a)+, ((a|a))*
+ * or (a|a){30}: each repetition may take either branch, so a failing match can try
+ * exponentially many paths. safe-regex2 only measures nested quantifiers.
+ */
+function hasQuantifiedAlternation(pattern: string): boolean {
+  const groups: boolean[] = [];
+  let inClass = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === '\\') i++;
+    else if (inClass) inClass = c !== ']';
+    else if (c === '[') inClass = true;
+    else if (c === '(') groups.push(false);
+    else if (c === '|' && groups.length > 0) groups[groups.length - 1] = true;
+    else if (c === ')' && groups.length > 0) {
+      const alternation = groups.pop()!;
+      QUANTIFIER.lastIndex = i + 1;
+      if (alternation && QUANTIFIER.test(pattern)) return true;
+      if (alternation && groups.length > 0) groups[groups.length - 1] = true;
+    }
+  }
+  return false;
 }
 
 function textOf(e: Entity, scope: Locator | null): string {

@@ -1,0 +1,163 @@
+// HTTP benches. Every server runs in its own child process, autocannon in another; each
+// pair is checked for equivalent output first, then measured side by side in rounds.
+//   node bench/http.mjs [--quick] [--json] [--only=node,jsonserver,post,express,koa]
+import { copyFileSync } from 'node:fs';
+import path from 'node:path';
+import { RESULTS_DIR, writeDataFile } from './lib/data.mjs';
+import { CLI, freePort, measure, request, startLoadGenerator, startServer } from './lib/http.mjs';
+import { flags, fmt, median, table } from './lib/stats.mjs';
+
+const JSON_SERVER = path.join(RESULTS_DIR, '..', 'node_modules', 'json-server', 'lib', 'cli', 'bin.js');
+
+export const NODE_PATH = '/Person/Age>30&Email!=null/order_desc=Age&limit=10&select=Name,Age';
+/** The closest json-server 0.17 comes to NODE_PATH: same filter, order and page, but no select. */
+const JSON_SERVER_PATH = '/Person?Age_gte=31&Email_ne=null&_sort=Age&_order=desc&_limit=10';
+const RESOURCERY_PATH = '/Person/Age>30&Email!=null/order_desc=Age&limit=10';
+const POST_BODY = JSON.stringify({ Name: 'Bench Person', Age: 33, Email: 'bench@example.org', City: 'Stockholm', Active: true });
+
+function settings(quick) {
+  return quick ? { rounds: 3, duration: 1.5, warmup: 1 } : { rounds: 5, duration: 2.5, warmup: 2 };
+}
+
+/** The envelope's TimeElapsedMs is measured per request, so it is the one field that may differ. */
+function normalise(body) {
+  return body.toString('utf8').replace(/"TimeElapsedMs":[-+0-9.eE]+/g, '"TimeElapsedMs":0');
+}
+
+/** Same status, Content-Type and body (TimeElapsedMs normalised) from every server. */
+async function verifyIdentical(servers, reqPath, options = {}) {
+  const answers = await Promise.all(servers.map((s) => request(s.url, reqPath, options)));
+  const [first, ...rest] = answers;
+  if (first.status !== 200) throw new Error(`${servers[0].name}: ${reqPath} answered ${first.status}: ${first.body}`);
+  rest.forEach((a, i) => {
+    const name = servers[i + 1].name;
+    if (a.status !== first.status) throw new Error(`${name} answered ${a.status}, ${servers[0].name} ${first.status}`);
+    if (a.headers['content-type'] !== first.headers['content-type']) throw new Error(`${name}: Content-Type '${a.headers['content-type']}' differs from '${first.headers['content-type']}'`);
+    if (normalise(a.body) !== normalise(first.body)) throw new Error(`${name}: body differs from ${servers[0].name}\n${a.body}\n${first.body}`);
+  });
+  return normalise(first.body);
+}
+
+async function withServers(specs, fn) {
+  const servers = [];
+  try {
+    for (const s of specs) servers.push(await startServer(...s));
+    return await fn(servers);
+  } finally {
+    await Promise.all(servers.map((s) => s.stop()));
+  }
+}
+
+/** GET over 10k entities: the node adapter against bare node:http (naive and hand-tuned). */
+async function nodeAdapter(load, quick) {
+  const data = writeDataFile('people-10k.json', 10_000);
+  return withServers([
+    ['resourcery (node adapter)', 'servers/node-adapter.mjs', [data]],
+    ['bare node:http', 'servers/node-bare.mjs', [data]],
+    ['bare node:http, top-k', 'servers/node-bare.mjs', [data, '--top-k']],
+  ], async ([lib, bare, best]) => {
+    const sample = await verifyIdentical([lib, bare, best], NODE_PATH);
+    const targets = { lib: { url: lib.url, path: NODE_PATH }, bare: { url: bare.url, path: NODE_PATH }, best: { url: best.url, path: NODE_PATH } };
+    const m = await measure(load, targets, settings(quick));
+    return { sample, ...m, ratio: m.rps.lib / m.rps.bare, ratioBest: m.rps.lib / m.rps.best };
+  });
+}
+
+/** The CLI against json-server 0.17 serving copies of the same file, equivalent query. */
+async function jsonServer(load, quick) {
+  const data = writeDataFile('people-10k.json', 10_000);
+  const mine = path.join(RESULTS_DIR, 'get-resourcery.json');
+  const theirs = path.join(RESULTS_DIR, 'get-json-server.json');
+  copyFileSync(data, mine);
+  copyFileSync(data, theirs);
+  const port = await freePort();
+  return withServers([
+    ['resourcery (CLI)', CLI, ['serve', mine, '--port', '0']],
+    ['json-server 0.17', JSON_SERVER, [theirs, '--port', String(port), '--host', '127.0.0.1', '--quiet'], { port, readyPath: '/Person?_limit=1' }],
+  ], async ([lib, js]) => {
+    const a = await request(lib.url, RESOURCERY_PATH);
+    const b = await request(js.url, JSON_SERVER_PATH);
+    const ours = JSON.parse(a.body).Data;
+    const theirsData = JSON.parse(b.body);
+    if (JSON.stringify(ours) !== JSON.stringify(theirsData)) throw new Error(`json-server selects other entities than resourcery:\n${b.body}\n${a.body}`);
+    const targets = { lib: { url: lib.url, path: RESOURCERY_PATH }, js: { url: js.url, path: JSON_SERVER_PATH } };
+    const m = await measure(load, targets, settings(quick));
+    // And the DESIGN query itself (with select), which json-server cannot express.
+    const full = await measure(load, { lib: { url: lib.url, path: NODE_PATH } }, { ...settings(quick), warmup: 0, rounds: 3 });
+    return { ...m, ratio: m.rps.lib / m.rps.js, selectRps: full.rps.lib, bytes: { resourcery: a.body.length, jsonServer: b.body.length } };
+  });
+}
+
+/**
+ * POST of one entity per request with write-back: the CLI (atomic temp file + fsync +
+ * rename before acknowledging, group commit) against json-server (which rewrites its file
+ * after answering). Fresh copies of the file and fresh servers every round, so the file
+ * size does not drift with the number of writes.
+ */
+async function posts(load, quick) {
+  const data = writeDataFile('people-10k.json', 10_000);
+  const { rounds, duration, warmup } = settings(quick);
+  const figures = { lib: [], js: [] };
+  const headers = { 'content-type': 'application/json' };
+  for (let r = 0; r < rounds; r++) {
+    const mine = path.join(RESULTS_DIR, 'post-resourcery.json');
+    const theirs = path.join(RESULTS_DIR, 'post-json-server.json');
+    copyFileSync(data, mine);
+    copyFileSync(data, theirs);
+    const port = await freePort();
+    await withServers([
+      ['resourcery (CLI)', CLI, ['serve', mine, '--port', '0']],
+      ['json-server 0.17', JSON_SERVER, [theirs, '--port', String(port), '--host', '127.0.0.1', '--quiet'], { port, readyPath: '/Person?_limit=1' }],
+    ], async ([lib, js]) => {
+      for (const s of [lib, js]) {
+        const res = await request(s.url, '/Person', { method: 'POST', headers, body: POST_BODY });
+        if (res.status !== 201) throw new Error(`${s.name}: POST answered ${res.status}: ${res.body}`);
+      }
+      const targets = {
+        lib: { url: lib.url, path: '/Person', method: 'POST', headers, body: POST_BODY },
+        js: { url: js.url, path: '/Person', method: 'POST', headers, body: POST_BODY },
+      };
+      const m = await measure(load, r % 2 ? { js: targets.js, lib: targets.lib } : targets, { rounds: 1, duration, warmup: Math.min(warmup, 1) });
+      figures.lib.push(m.rps.lib);
+      figures.js.push(m.rps.js);
+    });
+  }
+  const rps = { lib: median(figures.lib), js: median(figures.js) };
+  return { rps, rounds: figures, ratio: rps.lib / rps.js };
+}
+
+export const SUITES = { node: nodeAdapter, jsonserver: jsonServer, post: posts };
+
+export async function run({ quick = false, only = null, log = () => {} } = {}) {
+  const load = await startLoadGenerator();
+  const out = {};
+  try {
+    for (const [name, suite] of Object.entries(SUITES)) {
+      if (only && !only.includes(name)) continue;
+      log(`http: ${name}...`);
+      try {
+        out[name] = await suite(load, quick);
+      } catch (error) {
+        out[name] = { error: error.message };
+      }
+    }
+  } finally {
+    await load.stop();
+  }
+  return out;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const opts = flags();
+  const r = await run({ ...opts, log: (m) => process.stderr.write(`${m}\n`) });
+  if (opts.json) process.stdout.write(`${JSON.stringify(r)}\n`);
+  else {
+    const rows = [];
+    for (const [name, x] of Object.entries(r)) {
+      if (x.error) rows.push([name, 'error', x.error.split('\n')[0]]);
+      else rows.push([name, Object.entries(x.rps).map(([k, v]) => `${k} ${fmt(v)}/s`).join(', '), `${x.ratio.toFixed(2)}x`]);
+    }
+    console.log(table(['suite', 'requests/s (median)', 'ratio'], rows));
+    console.log(JSON.stringify(r, null, 1));
+  }
+}

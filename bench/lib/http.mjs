@@ -1,0 +1,133 @@
+// Child processes for HTTP benches: every server under test runs in its own process and
+// the load generator (autocannon) in another, so none of them share an event loop.
+import { fork, spawn } from 'node:child_process';
+import http from 'node:http';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { median } from './stats.mjs';
+
+const BENCH = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const CLI = path.join(BENCH, '..', 'packages', 'cli', 'dist', 'cli.js');
+
+/**
+ * Starts `node <script> ...args` and resolves once it prints `http://127.0.0.1:<port>`,
+ * or, with `readyPath` (for servers that print nothing, such as json-server --quiet),
+ * once GET `readyPath` on `port` answers.
+ */
+export function startServer(name, script, args = [], { port, readyPath } = {}) {
+  const file = path.isAbsolute(script) ? script : path.join(BENCH, script);
+  const child = spawn(process.execPath, [file, ...args], { stdio: ['ignore', 'pipe', 'pipe'], cwd: BENCH });
+  let output = '';
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const timer = setTimeout(() => fail(new Error(`${name}: not listening within 20 s\n${output}`)), 20_000);
+    const fail = (e) => { if (settled) return; settled = true; clearTimeout(timer); child.kill('SIGKILL'); reject(e); };
+    const ready = (p) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve({ name, url: `http://127.0.0.1:${p}`, child, stop: () => stop(child) });
+    };
+    child.stdout.setEncoding('utf8').on('data', (chunk) => {
+      output += chunk;
+      const m = readyPath ? null : /http:\/\/127\.0\.0\.1:(\d+)/.exec(output);
+      if (m) ready(m[1]);
+    });
+    child.stderr.setEncoding('utf8').on('data', (c) => { output += c; });
+    child.once('exit', (code) => fail(new Error(`${name} exited (${code}) before listening\n${output}`)));
+    if (readyPath) {
+      const poll = () => request(`http://127.0.0.1:${port}`, readyPath)
+        .then((r) => (r.status < 500 ? ready(port) : setTimeout(poll, 100)))
+        .catch(() => !settled && setTimeout(poll, 100));
+      poll();
+    }
+  });
+}
+
+/** A port that was free a moment ago (for servers that cannot report the one they got). */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+function stop(child) {
+  if (child.exitCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+    setTimeout(() => child.kill('SIGKILL'), 3000).unref();
+  });
+}
+
+/** The autocannon child process. */
+export async function startLoadGenerator() {
+  const child = fork(path.join(BENCH, 'lib', 'load.mjs'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], cwd: BENCH });
+  await new Promise((resolve, reject) => {
+    child.once('message', (m) => (m.ready ? resolve() : reject(new Error('load generator failed to start'))));
+    child.once('exit', (code) => reject(new Error(`load generator exited (${code})`)));
+  });
+  let next = 0;
+  const pending = new Map();
+  child.on('message', (m) => {
+    const p = pending.get(m.id);
+    if (!p) return;
+    pending.delete(m.id);
+    if (m.error) p.reject(new Error(m.error));
+    else p.resolve(m.result);
+  });
+  return {
+    /** One autocannon session: `{ url (origin), duration (s), requests: [{ method, path, headers?, body? }] }`. */
+    run(options) {
+      const id = ++next;
+      return new Promise((resolve, reject) => {
+        pending.set(id, { resolve, reject });
+        child.send({ id, options });
+      });
+    },
+    stop: () => stop(child),
+  };
+}
+
+/** One request with node:http; `path` is sent as written (a URL string would be re-encoded). */
+export function request(origin, path, { method = 'GET', headers = {}, body } = {}) {
+  const { hostname, port } = new URL(origin);
+  return new Promise((resolve, reject) => {
+    const req = http.request({ hostname, port, path, method, headers, agent: false }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/**
+ * Each load session of a pair: `warmup` seconds on every server first, then `rounds`
+ * sessions of `duration` seconds each, alternating A B B A ... Returns the median
+ * requests/s of each server and every round's figure.
+ */
+export async function measure(load, targets, { rounds, duration, warmup, connections = 10 }) {
+  const names = Object.keys(targets);
+  const run = async (name, seconds) => {
+    const t = targets[name];
+    // `path` goes on the wire as written (autocannon would percent-encode `>` in a URL).
+    const req = { method: t.method ?? 'GET', path: t.path, headers: t.headers ?? {}, body: t.body };
+    const r = await load.run({ url: t.url, duration: seconds, connections, requests: [req] });
+    const bad = r.non2xx + r.errors + r.timeouts;
+    if (bad > 0) throw new Error(`${name}: ${r.non2xx} non-2xx responses, ${r.errors} errors, ${r.timeouts} timeouts during the run`);
+    return r;
+  };
+  for (const name of names) if (warmup > 0) await run(name, warmup);
+  const figures = Object.fromEntries(names.map((n) => [n, []]));
+  for (let i = 0; i < rounds; i++) {
+    for (const name of i % 2 === 0 ? names : [...names].reverse()) figures[name].push((await run(name, duration)).rps);
+  }
+  return { rps: Object.fromEntries(names.map((n) => [n, median(figures[n])])), rounds: figures };
+}

@@ -1,0 +1,106 @@
+// `pnpm bench`: every benchmark in one run, one table of ratios (DESIGN 10).
+//   node bench/run.mjs [--quick] [--only=query,macro,node,express,koa,jsonserver,post]
+// In-process benches (query, macro) run in child processes of their own; HTTP benches
+// start each server and the load generator (autocannon) as separate child processes.
+// Figures are medians of several rounds after a warm-up; the whole run is written to
+// bench/results/latest.json.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { RESULTS_DIR } from './lib/data.mjs';
+import { flags, fmt, table } from './lib/stats.mjs';
+import { run as runHttp, SUITES } from './http.mjs';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const opts = flags();
+const wanted = (name) => !opts.only || opts.only.includes(name);
+const log = (m) => process.stderr.write(`${m}\n`);
+const started = Date.now();
+
+function child(script) {
+  const args = [path.join(HERE, script), '--json', ...(opts.quick ? ['--quick'] : [])];
+  try {
+    const out = execFileSync(process.execPath, args, { cwd: HERE, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    return JSON.parse(out.trim().split('\n').pop());
+  } catch (error) {
+    return { error: String(error.stderr || error.message).trim().split('\n')[0] };
+  }
+}
+
+function machine() {
+  const cpu = readFileSync('/proc/cpuinfo', 'utf8').match(/model name\s*:\s*(.*)/)?.[1] ?? os.cpus()[0]?.model ?? 'unknown';
+  return { nproc: os.availableParallelism?.() ?? os.cpus().length, cpu, node: process.version, platform: `${os.type()} ${os.release()}` };
+}
+
+const results = { machine: machine(), quick: opts.quick, date: new Date().toISOString() };
+if (wanted('query')) {
+  log('query evaluation (100k entities)...');
+  results.query = child('query.mjs');
+}
+if (wanted('macro')) {
+  log('parse + macro rewrite...');
+  results.macro = child('macro.mjs');
+}
+const httpSuites = Object.keys(SUITES).filter(wanted);
+if (httpSuites.length) Object.assign(results, await runHttp({ quick: opts.quick, only: httpSuites, log: (m) => log(m) }));
+
+const x = (v) => `${v.toFixed(2)}x`;
+const rows = [];
+const skipped = (name, r) => rows.push([name, '-', '-', '-', '-', r.skipped ? `skipped: ${r.skipped}` : `error: ${r.error}`]);
+const verdict = (ok) => (ok ? 'met' : 'NOT met');
+
+if (results.query) {
+  const q = results.query;
+  if (q.error) skipped('query evaluation', q);
+  else {
+    rows.push(['query: 100k entities, ms/query (lib vs filter/sort/slice/map)', fmt(q.libraryUs / 1000), fmt(q.handUs / 1000), x(q.ratio), '>= 0.8x', verdict(q.ratio >= 0.8)]);
+    rows.push(['  same, vs hand-tuned single pass with top-k', fmt(q.libraryUs / 1000), fmt(q.bestUs / 1000), x(q.ratioBest), '(info)', '']);
+    rows.push(['  same, parse miss + compile on every query', fmt(q.uncachedUs / 1000), fmt(q.handUs / 1000), x(q.ratioUncached), '(info)', '']);
+    rows.push(['  parseUri of that URI, µs: cache miss / hit', `${fmt(q.parseMissUs)} / ${fmt(q.parseHitUs)}`, '-', '-', '(info)', '']);
+  }
+}
+if (results.node) {
+  const n = results.node;
+  if (n.error) skipped('node adapter GET', n);
+  else {
+    rows.push(['GET 10k, req/s: node adapter vs bare node:http', fmt(n.rps.lib), fmt(n.rps.bare), x(n.ratio), '>= 0.85x', verdict(n.ratio >= 0.85)]);
+    rows.push(['  same, vs bare node:http with top-k', fmt(n.rps.lib), fmt(n.rps.best), x(n.ratioBest), '(info)', '']);
+  }
+}
+for (const name of ['express', 'koa']) {
+  const a = results[name];
+  if (!a) continue;
+  if (a.error || a.skipped) skipped(`${name} adapter GET`, a);
+  else rows.push([`small GET, req/s: ${name} adapter vs bare ${name}`, fmt(a.rps.lib), fmt(a.rps.bare), x(a.ratio), '>= 0.9x', verdict(a.ratio >= 0.9)]);
+}
+if (results.jsonserver) {
+  const j = results.jsonserver;
+  if (j.error) skipped('json-server GET', j);
+  else {
+    rows.push(['GET 10k, req/s: CLI vs json-server 0.17 (DESIGN)', fmt(j.rps.lib), fmt(j.rps.js), x(j.ratio), '>= 10x', verdict(j.ratio >= 10)]);
+    rows.push(['  same figures against the issue\'s target', fmt(j.rps.lib), fmt(j.rps.js), x(j.ratio), '>= 3x', verdict(j.ratio >= 3)]);
+  }
+}
+if (results.post) {
+  const p = results.post;
+  if (p.error) skipped('POST writes', p);
+  else rows.push(['POST one entity, writes/s: CLI vs json-server', fmt(p.rps.lib), fmt(p.rps.js), x(p.ratio), '(info)', '']);
+}
+if (results.macro) {
+  const m = results.macro;
+  if (m.error) skipped('parse + macro rewrite', m);
+  else {
+    rows.push(['cached parseUri + macro rewrite, µs/request', fmt(m.us.parseAndRewrite), '-', '-', '< 5 µs', verdict(m.us.parseAndRewrite < 5)]);
+    rows.push(['  parseUri hit alone / rewrite alone, µs', `${fmt(m.us.parse)} / ${fmt(m.us.rewrite)}`, '-', '-', '(info)', '']);
+  }
+}
+
+mkdirSync(RESULTS_DIR, { recursive: true });
+writeFileSync(path.join(RESULTS_DIR, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
+const mc = results.machine;
+console.log(`\nResourcery benchmarks${opts.quick ? ' (--quick)' : ''}: ${mc.nproc} CPUs (${mc.cpu}), Node ${mc.node}, ${Math.round((Date.now() - started) / 1000)} s`);
+console.log('ratio = Resourcery speed / baseline speed (higher is better); medians of rounds, run side by side\n');
+console.log(table(['benchmark', 'Resourcery', 'baseline', 'ratio', 'target', ''], rows));
+console.log(`\nRaw figures: ${path.relative(process.cwd(), path.join(RESULTS_DIR, 'latest.json'))}`);

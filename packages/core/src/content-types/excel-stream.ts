@@ -1,0 +1,96 @@
+/** exceljs's streaming workbook writer, turned into a body that honours back-pressure. */
+import { PassThrough } from 'node:stream';
+
+type ExcelJs = typeof import('exceljs');
+type Worksheet = import('exceljs').Worksheet;
+
+let loading: Promise<ExcelJs> | undefined;
+
+/**
+ * exceljs takes about 250 ms and 30 MB to load, so it is loaded on the first spreadsheet,
+ * not with the service. It is CommonJS: `default` is its module.exports under every
+ * loader (Node ESM, the CJS build, jest); the fallback covers loaders that unwrap it.
+ */
+export function loadExcelJs(): Promise<ExcelJs> {
+  loading ??= import('exceljs').then(
+    (m) => (m as unknown as { default?: ExcelJs }).default ?? m,
+    (error: unknown) => {
+      loading = undefined;
+      throw error;
+    },
+  );
+  return loading;
+}
+
+export interface SheetSource {
+  name: string;
+  /** exceljs row values: index 0 stays empty, column n is index n, holes are empty cells. */
+  rows: Iterable<unknown[]>;
+}
+
+/** Rows written between checks of the zip's backlog. */
+const CHECK_EVERY = 100;
+/** Sheet XML the zip may hold before the writer waits for it (and for the client) to catch up. */
+const MAX_BACKLOG = 1024 * 1024;
+
+/** An .xlsx file written row by row while the consumer reads it; memory stays flat. */
+export async function* streamWorkbook(sheets: readonly SheetSource[]): AsyncGenerator<Uint8Array> {
+  const ExcelJS = await loadExcelJs();
+  const out = new PassThrough();
+  const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: out, useStyles: false, useSharedStrings: false });
+  const stop = new AbortController();
+  writeSheets(workbook, sheets, stop.signal).catch((error: unknown) => out.destroy(error as Error));
+  try {
+    for await (const chunk of out) yield chunk as Uint8Array;
+  } finally {
+    stop.abort();
+    // A writer stopped half-way may still be flushing into `out`: nothing is listening any more.
+    out.on('error', () => undefined);
+    out.destroy();
+  }
+}
+
+async function writeSheets(workbook: import('exceljs').stream.xlsx.WorkbookWriter, sheets: readonly SheetSource[], signal: AbortSignal): Promise<void> {
+  for (const sheet of sheets) {
+    const worksheet = workbook.addWorksheet(sheet.name);
+    let count = 0;
+    for (const row of sheet.rows) {
+      worksheet.addRow(row).commit();
+      if (++count % CHECK_EVERY === 0) {
+        await caughtUp(worksheet, signal);
+        if (signal.aborted) return;
+      }
+    }
+    worksheet.commit();
+  }
+  await workbook.commit();
+}
+
+interface ZipEntryInput {
+  _writableState?: { length: number };
+  once(event: 'drain', listener: () => void): unknown;
+  off(event: 'drain', listener: () => void): unknown;
+}
+
+/**
+ * exceljs 4.4 hands each sheet's XML to its zip without back-pressure (its StreamBuf
+ * ignores `write()`'s answer), so a fast producer piles XML up in memory. The zip entry's
+ * input buffer is the one place the backlog shows (it grows when compression or the
+ * client falls behind): wait for it to drain once it holds more than MAX_BACKLOG.
+ */
+function caughtUp(worksheet: Worksheet, signal: AbortSignal): Promise<void> | void {
+  const input = (worksheet as unknown as { stream?: { pipes?: ZipEntryInput[] } }).stream?.pipes?.[0];
+  const backlog = input?._writableState?.length;
+  // Internals changed (another exceljs version): at least let the zip run between batches.
+  if (input === undefined || backlog === undefined) return new Promise((resolve) => setImmediate(resolve));
+  if (backlog <= MAX_BACKLOG) return;
+  return new Promise((resolve) => {
+    const done = () => {
+      input.off('drain', done);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    input.once('drain', done);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

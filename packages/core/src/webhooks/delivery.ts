@@ -1,0 +1,328 @@
+import { createHmac } from 'node:crypto';
+import type { Service } from '../service.js';
+import { refusedResolved } from './guard.js';
+import type { DeliveryAttempt, DeliveryLog } from './log.js';
+import type { Outbox, OutboxMessage } from './outbox.js';
+import { buildPayload, collectBody } from './payload.js';
+import type { Webhook } from './webhook.js';
+
+export interface WebhookOptions {
+  /** Per-attempt timeout in milliseconds (default 10 000). */
+  timeoutMs?: number;
+  /**
+   * Delay before each attempt in milliseconds; its length is the number of attempts.
+   * Default: 0 s, 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, then the message fails.
+   * Every delay but a zero one gets up to ±20 % jitter.
+   */
+  retrySchedule?: number[];
+  /** Deliveries in flight at once (default 32). */
+  concurrency?: number;
+  /** WebhookLog rows kept, the newest (default 10 000). */
+  maxLogRecords?: number;
+  /** How often to look for messages that a stopped instance left behind (default 30 s). */
+  sweepIntervalMs?: number;
+}
+
+export const DEFAULT_RETRY_SCHEDULE = [0, 5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000];
+
+export type ResolvedWebhookOptions = Required<WebhookOptions>;
+
+export function resolveWebhookOptions(options: WebhookOptions = {}): ResolvedWebhookOptions {
+  const resolved = { timeoutMs: 10_000, retrySchedule: DEFAULT_RETRY_SCHEDULE, concurrency: 32, maxLogRecords: 10_000, sweepIntervalMs: 30_000, ...options };
+  const positive = (n: number) => Number.isFinite(n) && n > 0;
+  if (!positive(resolved.timeoutMs)) throw new Error('webhooks.timeoutMs must be a positive number of milliseconds');
+  if (!Array.isArray(resolved.retrySchedule) || resolved.retrySchedule.length === 0 || resolved.retrySchedule.some((d) => !Number.isFinite(d) || d < 0)) {
+    throw new Error('webhooks.retrySchedule must be a non-empty array of delays in milliseconds (>= 0)');
+  }
+  if (!Number.isInteger(resolved.concurrency) || resolved.concurrency < 1) throw new Error('webhooks.concurrency must be an integer >= 1');
+  if (!positive(resolved.maxLogRecords)) throw new Error('webhooks.maxLogRecords must be a positive number');
+  if (!positive(resolved.sweepIntervalMs)) throw new Error('webhooks.sweepIntervalMs must be a positive number of milliseconds');
+  return resolved;
+}
+
+/** The delay before attempt `attempt + 1` (0-based index into the schedule), jittered by at most ±20 %; null when none is left. */
+export function retryDelay(schedule: readonly number[], attempt: number, random: () => number = Math.random): number | null {
+  if (attempt >= schedule.length) return null;
+  return Math.round(schedule[attempt] * (0.8 + 0.4 * random()));
+}
+
+/** Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `id.timestamp.body`, keyed by the base64 after `whsec_`. */
+export function sign(secret: string, id: string, timestamp: number, body: Uint8Array | null): string {
+  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
+  const hmac = createHmac('sha256', key).update(`${id}.${timestamp}.`);
+  if (body) hmac.update(body);
+  return `v1,${hmac.digest('base64')}`;
+}
+
+interface Outcome {
+  status: number | null;
+  success: boolean;
+  error: string | null;
+  /** Retrying cannot help (aborted on purpose, refused, webhook gone). */
+  final?: boolean;
+  /** Interrupted by close(): not an attempt. */
+  interrupted?: boolean;
+}
+
+const CLOSED = Symbol('closed');
+
+/**
+ * The delivery worker: attempts due messages (at most `concurrency` at once), logs
+ * every attempt, schedules retries, and removes a message once it is delivered or
+ * given up. Timers are unref'd so that the worker never keeps a process alive.
+ */
+export class DeliveryWorker {
+  private readonly ready: OutboxMessage[] = [];
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  /** Messages this instance holds, by Id, as last stored. */
+  private readonly owned = new Map<string, OutboxMessage>();
+  private readonly running = new Set<Promise<void>>();
+  private readonly controllers = new Set<AbortController>();
+  private idleWaiters: Array<() => void> = [];
+  private sweepTimer: NodeJS.Timeout | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly service: Service,
+    private readonly outbox: Outbox,
+    private readonly log: DeliveryLog,
+    private readonly find: (id: string) => Promise<Webhook | undefined>,
+    readonly options: ResolvedWebhookOptions,
+  ) {}
+
+  /** How long a message stays held past its due time before another instance may take it. */
+  get lease(): number {
+    return this.options.timeoutMs + 60_000;
+  }
+
+  start(): void {
+    void this.sweep();
+    this.sweepTimer = setInterval(() => void this.sweep(), this.options.sweepIntervalMs);
+    this.sweepTimer.unref();
+  }
+
+  /** Takes messages just written to the outbox by this instance. */
+  accept(messages: OutboxMessage[]): void {
+    for (const m of messages) this.schedule(m);
+  }
+
+  /** Resolves when nothing is due, running or waiting for a retry. */
+  idle(): Promise<void> {
+    if (this.isIdle()) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private isIdle(): boolean {
+    return this.closed || (this.ready.length === 0 && this.running.size === 0 && this.timers.size === 0);
+  }
+
+  private checkIdle(): void {
+    if (!this.isIdle()) return;
+    for (const resolve of this.idleWaiters.splice(0)) resolve();
+  }
+
+  private schedule(message: OutboxMessage): void {
+    // Held even after close() began, so that close hands it back.
+    this.owned.set(message.Id, message);
+    if (this.closed) return;
+    const delay = message.DueAt - Date.now();
+    if (delay <= 0) {
+      this.ready.push(message);
+      this.pump();
+      return;
+    }
+    const timer = setTimeout(() => {
+      this.timers.delete(message.Id);
+      this.ready.push(message);
+      this.pump();
+    }, delay);
+    timer.unref();
+    this.timers.set(message.Id, timer);
+  }
+
+  private pump(): void {
+    while (!this.closed && this.running.size < this.options.concurrency && this.ready.length > 0) {
+      const message = this.ready.shift()!;
+      const run: Promise<void> = this.attempt(message).catch((e) => this.warn(e)).finally(() => {
+        this.running.delete(run);
+        this.pump();
+        this.checkIdle();
+      });
+      this.running.add(run);
+    }
+  }
+
+  private async attempt(message: OutboxMessage): Promise<void> {
+    const attempt = message.Attempt + 1;
+    const time = new Date();
+    const started = performance.now();
+    let outcome: Outcome;
+    try {
+      outcome = await this.send(message);
+    } catch (e) {
+      outcome = { status: null, success: false, error: (e as Error).message };
+    }
+    if (outcome.interrupted) return;
+    const row: DeliveryAttempt = {
+      Time: time.toISOString(),
+      WebhookId: message.WebhookId,
+      MessageId: message.Id,
+      Event: message.Event,
+      Attempt: attempt,
+      Status: outcome.status,
+      Success: outcome.success,
+      DurationMs: Math.round((performance.now() - started) * 1000) / 1000,
+      Error: outcome.error,
+    };
+    await this.log.record(row).catch((e) => this.warn(e));
+    const delay = outcome.success || outcome.final ? null : retryDelay(this.options.retrySchedule, attempt);
+    if (delay === null) {
+      this.owned.delete(message.Id);
+      await this.outbox.remove(message);
+      return;
+    }
+    const dueAt = Date.now() + delay;
+    try {
+      this.schedule(await this.outbox.update(message, { ...message, Attempt: attempt, DueAt: dueAt, LockedUntil: dueAt + this.lease }));
+    } catch (e) {
+      // Deleted or changed elsewhere: no longer ours to retry.
+      this.owned.delete(message.Id);
+      throw e;
+    }
+  }
+
+  private async send(message: OutboxMessage): Promise<Outcome> {
+    const webhook = await this.find(message.WebhookId);
+    if (!webhook) return { status: null, success: false, error: 'The webhook no longer exists; the message is dropped', final: true };
+    const payload = await buildPayload(this.service, webhook, message);
+    if (payload.kind === 'abort') return { status: null, success: false, error: `Aborted: ${payload.reason}`, final: true };
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(webhook.Headers)) headers[name.toLowerCase()] = value;
+    if (payload.contentType !== null) headers['content-type'] = payload.contentType;
+    const timestamp = Math.floor(Date.now() / 1000);
+    headers['webhook-id'] = message.Id;
+    headers['webhook-timestamp'] = String(timestamp);
+    if (webhook.Secret) headers['webhook-signature'] = sign(webhook.Secret, message.Id, timestamp, payload.body);
+    const hasBody = webhook.Method !== 'GET' && webhook.Method !== 'HEAD' && payload.body !== null;
+    const body = hasBody ? payload.body : null;
+    return webhook.Destination.startsWith('/')
+      ? this.sendLocal(webhook, message, headers, body)
+      : this.sendRemote(webhook, headers, body);
+  }
+
+  /** Relative destinations run in-process, one level deeper than the raising request. */
+  private async sendLocal(webhook: Webhook, message: OutboxMessage, headers: Record<string, string>, body: Buffer | null): Promise<Outcome> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`Timed out after ${this.options.timeoutMs} ms`)), this.options.timeoutMs);
+      timer.unref();
+    });
+    try {
+      const request = this.service.handleLocal({ method: webhook.Method, uri: webhook.Destination, headers, body }, message.Depth + 1);
+      const response = await Promise.race([request, timeout]);
+      const text = (await collectBody(response.body)).toString('utf8');
+      return outcomeOf(response.status, text);
+    } catch (e) {
+      const error = e as Error;
+      // A loop of local webhooks only gets deeper on every retry.
+      return { status: null, success: false, error: error.message, final: /nested more than/.test(error.message) };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async sendRemote(webhook: Webhook, headers: Record<string, string>, body: Buffer | null): Promise<Outcome> {
+    const url = new URL(webhook.Destination);
+    if (!this.service.options.allowPrivateDestinations) {
+      let reason: string | null;
+      try {
+        reason = await refusedResolved(url);
+      } catch (e) {
+        return { status: null, success: false, error: `Cannot resolve ${url.hostname}: ${(e as Error).message}` };
+      }
+      if (reason !== null) return { status: null, success: false, error: `Refused: ${reason}`, final: true };
+    }
+    const controller = new AbortController();
+    this.controllers.add(controller);
+    const timer = setTimeout(() => controller.abort(new Error(`Timed out after ${this.options.timeoutMs} ms`)), this.options.timeoutMs);
+    timer.unref();
+    try {
+      // No redirects: a redirect could lead past the guard to a private address.
+      const response = await fetch(url, { method: webhook.Method, headers, body, redirect: 'manual', signal: controller.signal });
+      if (response.ok) {
+        await response.body?.cancel().catch(() => undefined);
+        return { status: response.status, success: true, error: null };
+      }
+      return outcomeOf(response.status, await readStart(response, controller.signal));
+    } catch (e) {
+      if (controller.signal.aborted && controller.signal.reason === CLOSED) return { status: null, success: false, error: null, interrupted: true };
+      const reason = controller.signal.aborted ? (controller.signal.reason as Error) : (e as Error);
+      const cause = (reason as { cause?: { message?: string } }).cause?.message;
+      return { status: null, success: false, error: cause ? `${reason.message}: ${cause}` : reason.message };
+    } finally {
+      clearTimeout(timer);
+      this.controllers.delete(controller);
+    }
+  }
+
+  /** Picks up messages whose lease ran out (a stopped instance, a restart). */
+  private async sweep(): Promise<void> {
+    if (this.closed) return;
+    try {
+      const now = Date.now();
+      for (const message of await this.outbox.unleased(now, 1000)) {
+        if (this.closed || this.owned.has(message.Id)) continue;
+        const claimed = await this.outbox.claim(message, Math.max(now, message.DueAt) + this.lease);
+        if (claimed) this.schedule(claimed);
+      }
+    } catch (e) {
+      this.warn(e);
+    }
+  }
+
+  /** Stops: interrupts attempts in flight and hands every held message back to the outbox. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+    this.ready.length = 0;
+    for (const controller of this.controllers) controller.abort(CLOSED);
+    await Promise.allSettled([...this.running]);
+    const held = [...this.owned.values()];
+    this.owned.clear();
+    await Promise.allSettled(held.map((m) => this.outbox.update(m, { ...m, LockedUntil: 0 })));
+    this.checkIdle();
+  }
+
+  private warn(error: unknown): void {
+    process.emitWarning(`Webhook delivery: ${error instanceof Error ? error.message : String(error)}`, 'ResourceryWebhookWarning');
+  }
+}
+
+function outcomeOf(status: number, text: string): Outcome {
+  if (status >= 200 && status < 300) return { status, success: true, error: null };
+  const snippet = text.length > 300 ? `${text.slice(0, 300)}...` : text;
+  return { status, success: false, error: snippet ? `HTTP ${status}: ${snippet}` : `HTTP ${status}` };
+}
+
+/** The first bytes of an error answer, for the log; the rest is discarded. */
+async function readStart(response: Response, signal: AbortSignal): Promise<string> {
+  if (!response.body || signal.aborted) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < 1024) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.length;
+    }
+  } catch {
+    // A broken error body still leaves the status to report.
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}

@@ -1,0 +1,71 @@
+import { lookup } from 'node:dns/promises';
+import ipaddr from 'ipaddr.js';
+
+/**
+ * The SSRF guard (DESIGN 8): outgoing requests of webhooks, Source and Destination may
+ * not reach loopback, private, link-local, unique-local, unspecified or metadata
+ * addresses unless the service allows private destinations. Hosts are checked as
+ * written when a webhook is saved and as resolved before every request.
+ */
+
+/** Names that always mean this machine or a cloud metadata service. */
+const LOCAL_NAMES = /(^|\.)localhost$|^metadata$|^metadata\.google\.internal$|^metadata\.goog$|^instance-data(\.ec2\.internal)?$/;
+
+/** Why an address may not be reached, or null when it may. */
+export function refusedAddress(address: string): string | null {
+  let ip: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    ip = ipaddr.parse(address);
+  } catch {
+    return null;
+  }
+  if (ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).isIPv4MappedAddress()) ip = (ip as ipaddr.IPv6).toIPv4Address();
+  const range = ip.range();
+  // Anything but ordinary unicast (private, loopback, link-local with the metadata
+  // address 169.254.169.254, unique-local, carrier-grade NAT, reserved...) is refused.
+  return range === 'unicast' ? null : `${address} is a ${describe(range)} address`;
+}
+
+function describe(range: string): string {
+  return range.replace(/([a-z])([A-Z])/g, '$1-$2').toLowerCase();
+}
+
+/** The URL's host without IPv6 brackets or a trailing dot. */
+function hostOf(url: URL): string {
+  let host = url.hostname.toLowerCase();
+  if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
+  if (host.endsWith('.')) host = host.slice(0, -1);
+  return host;
+}
+
+/** The check on save: the host as written (a name is resolved only when sending). */
+export function refusedHost(url: URL): string | null {
+  const host = hostOf(url);
+  if (LOCAL_NAMES.test(host)) return `${host} is a local or metadata host name`;
+  return ipaddr.isValid(host) ? refusedAddress(host) : null;
+}
+
+export type Resolve = (host: string) => Promise<string[]>;
+
+const resolveAll: Resolve = async (host) => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+
+/**
+ * The check before sending: every address the host resolves to. (The request resolves
+ * the name again; a name that changes its answer in between is not covered.)
+ */
+export async function refusedResolved(url: URL, resolve: Resolve = resolveAll): Promise<string | null> {
+  const literal = refusedHost(url);
+  if (literal !== null) return literal;
+  const host = hostOf(url);
+  if (ipaddr.isValid(host)) return null;
+  for (const address of await resolve(host)) {
+    const reason = refusedAddress(address);
+    if (reason !== null) return `${host} resolves to ${reason}`;
+  }
+  return null;
+}
+
+/** Whether a URI has a scheme (`https:`); otherwise it is a local one. */
+export function isAbsolute(text: string): boolean {
+  return /^[a-z][a-z0-9+.-]*:/i.test(text);
+}

@@ -1,0 +1,116 @@
+import type { Condition } from '../grammar/parse.js';
+import { compileConditions, type Entity } from '../query/conditions.js';
+import { parseLiteral } from '../query/literal.js';
+import { Locator } from '../query/locator.js';
+import { compareValues } from '../query/order.js';
+import type { Storage, WriteBatch } from '../storage/storage.js';
+
+export const OUTBOX_STORAGE = 'Service.Admin.WebhookOutbox';
+
+/**
+ * One delivery owed to one webhook. It is stored before the request that raised the
+ * event answers and removed only once delivered or given up, so a crash or restart
+ * loses nothing (at-least-once). `LockedUntil` is the lease of the instance working on
+ * it: instances that share the storage leave leased messages alone.
+ */
+export interface OutboxMessage {
+  /** Sent as `webhook-id`: the same on every attempt. */
+  Id: string;
+  WebhookId: string;
+  Event: string;
+  /** When the event was raised (ISO 8601). */
+  Time: string;
+  /** Local-request depth of the raising request (stops webhook loops). */
+  Depth: number;
+  Entities: Entity[] | null;
+  /** A binary payload: its Content-Type and its bytes in base64. */
+  Binary: { ContentType: string; Body: string } | null;
+  /** Attempts made so far. */
+  Attempt: number;
+  /** Epoch milliseconds of the next attempt. */
+  DueAt: number;
+  /** Epoch milliseconds until which an instance holds the message. */
+  LockedUntil: number;
+}
+
+interface Pending {
+  batch: Required<Pick<WriteBatch, 'update' | 'delete'>>;
+  waiters: Array<{ op: WriteBatch; resolve: () => void; reject: (e: unknown) => void }>;
+}
+
+/** The outbox over any Storage; updates and deletes of one tick share one write. */
+export class Outbox {
+  private pending: Pending | null = null;
+
+  constructor(readonly storage: Storage) {}
+
+  add(messages: OutboxMessage[]): Promise<void> {
+    return this.storage.write({ insert: messages as unknown as Entity[] });
+  }
+
+  /** Replaces a message; resolves to the stored value. */
+  async update(target: OutboxMessage, value: OutboxMessage): Promise<OutboxMessage> {
+    await this.enqueue({ update: [{ target: target as unknown as Entity, value: value as unknown as Entity }] });
+    return value;
+  }
+
+  remove(target: OutboxMessage): Promise<void> {
+    return this.enqueue({ delete: [target as unknown as Entity] });
+  }
+
+  /** Takes a message no instance holds; null when another instance was quicker. */
+  async claim(message: OutboxMessage, until: number): Promise<OutboxMessage | null> {
+    const value = { ...message, LockedUntil: until };
+    try {
+      await this.storage.write({ update: [{ target: message as unknown as Entity, value: value as unknown as Entity }] });
+      return value;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Messages whose lease has run out (left by a stopped instance), earliest due first. */
+  async unleased(now: number, limit: number): Promise<OutboxMessage[]> {
+    const conditions: Condition[] = [{ locator: new Locator('LockedUntil'), op: '<=', value: parseLiteral(String(now)), text: `LockedUntil<=${now}` }];
+    const predicate = compileConditions(conditions);
+    const order = { locator: new Locator('DueAt'), descending: false };
+    const result = await this.storage.select({ conditions, predicate, order, offset: 0, limit });
+    let found: Entity[] = [];
+    for await (const e of result.entities as AsyncIterable<Entity>) {
+      if (result.conditionsApplied || predicate!(e)) found.push(e);
+    }
+    if (!result.pagingApplied) found = found.sort((a, b) => compareValues(a.DueAt, b.DueAt)).slice(0, limit);
+    return found as unknown as OutboxMessage[];
+  }
+
+  private enqueue(op: WriteBatch): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (this.pending === null) {
+        this.pending = { batch: { update: [], delete: [] }, waiters: [] };
+        setImmediate(() => void this.flush());
+      }
+      this.pending.batch.update.push(...(op.update ?? []));
+      this.pending.batch.delete.push(...(op.delete ?? []));
+      this.pending.waiters.push({ op, resolve, reject });
+    });
+  }
+
+  private async flush(): Promise<void> {
+    const { batch, waiters } = this.pending!;
+    this.pending = null;
+    try {
+      await this.storage.write(batch);
+      for (const w of waiters) w.resolve();
+    } catch {
+      // One stale target fails the whole batch: write each change alone instead.
+      for (const w of waiters) {
+        try {
+          await this.storage.write(w.op);
+          w.resolve();
+        } catch (e) {
+          w.reject(e);
+        }
+      }
+    }
+  }
+}

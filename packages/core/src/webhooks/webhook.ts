@@ -1,0 +1,234 @@
+import { randomUUID } from 'node:crypto';
+import { ServiceError } from '../errors.js';
+import { parseUri } from '../grammar/parse.js';
+import { METHODS, type Method } from '../http/types.js';
+import type { Entity } from '../query/conditions.js';
+import type { JsonSchema } from '../query/schema-types.js';
+import type { Service } from '../service.js';
+import { isAbsolute, refusedHost } from './guard.js';
+import { compileSelector } from './selector.js';
+
+export const WEBHOOK_RESOURCE = 'Service.Admin.Webhook';
+
+/** SPEC 2.4: a local GET whose result replaces the event payload. */
+export interface CustomPayloadRequest {
+  Method: 'GET';
+  URI: string;
+  Headers: Record<string, string>;
+  Body: Entity | Entity[] | null;
+  BreakOnError: boolean;
+  BreakOnNoContent: boolean;
+}
+
+/** A stored webhook (SPEC 2.3); `Secret` is write-only and never output. */
+export interface Webhook {
+  Id: string;
+  Label: string | null;
+  Method: Method;
+  Destination: string;
+  EventSelector: string;
+  Headers: Record<string, string>;
+  IsPaused: boolean;
+  CustomPayloadRequest: CustomPayloadRequest | null;
+  Secret: string | null;
+}
+
+const PROPERTIES = ['Id', 'Label', 'Method', 'Destination', 'EventSelector', 'Headers', 'IsPaused', 'CustomPayloadRequest', 'Secret'] as const;
+const REQUEST_PROPERTIES = ['Method', 'URI', 'Headers', 'Body', 'BreakOnError', 'BreakOnNoContent'] as const;
+
+const nullable = (type: string) => ({ type: [type, 'null'] });
+const HEADERS_SCHEMA = { type: 'object', additionalProperties: { type: 'string' } };
+
+/**
+ * Types condition values (`IsPaused=true`) and, by leaving `Secret` out, refuses
+ * conditions on the secret: `/Service.Admin.Webhook/Secret>whsec_M` would otherwise
+ * let a reader guess it one character at a time.
+ */
+export const WEBHOOK_SCHEMA: JsonSchema = {
+  type: 'object',
+  properties: {
+    Id: { type: 'string' },
+    Label: nullable('string'),
+    Method: { type: 'string' },
+    Destination: { type: 'string' },
+    EventSelector: { type: 'string' },
+    Headers: HEADERS_SCHEMA,
+    IsPaused: { type: 'boolean' },
+    CustomPayloadRequest: {
+      type: ['object', 'null'],
+      properties: {
+        Method: { type: 'string' },
+        URI: { type: 'string' },
+        Headers: HEADERS_SCHEMA,
+        Body: { type: ['object', 'array', 'null'] },
+        BreakOnError: { type: 'boolean' },
+        BreakOnNoContent: { type: 'boolean' },
+      },
+    },
+  },
+};
+
+function invalid(property: string, message: string): never {
+  throw new ServiceError('InvalidResourceEntity', message, { data: { [property]: message } });
+}
+
+/**
+ * Maps input keys to their canonical names, case-insensitively. When a key comes in two
+ * spellings (a PATCH merges `{"ispaused": true}` into a stored `IsPaused`), the
+ * non-canonical one came with the request and wins.
+ */
+function canonicalFields(input: Entity, names: readonly string[], where: string): Record<string, unknown> {
+  const fields: Record<string, unknown> = {};
+  const fromRequest = new Set<string>();
+  for (const [key, value] of Object.entries(input)) {
+    const name = names.find((p) => p.toLowerCase() === key.toLowerCase());
+    if (!name) invalid(key, `Unknown property '${key}'. ${where} properties: ${names.join(', ')}`);
+    if (key !== name) fromRequest.add(name);
+    else if (fromRequest.has(name)) continue;
+    fields[name] = value;
+  }
+  return fields;
+}
+
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const SET_BY_SERVICE = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'webhook-id', 'webhook-timestamp', 'webhook-signature']);
+
+function headersOf(value: unknown, property: string): Record<string, string> {
+  if (value === undefined || value === null) return {};
+  if (typeof value !== 'object' || Array.isArray(value)) invalid(property, `${property} must be an object of header names and string values`);
+  const headers: Record<string, string> = {};
+  for (const [name, v] of Object.entries(value as object)) {
+    if (!TOKEN.test(name)) invalid(property, `'${name}' in ${property} is not a valid header name`);
+    if (SET_BY_SERVICE.has(name.toLowerCase())) invalid(property, `${property} may not set '${name}': the service sets it`);
+    if (typeof v !== 'string') invalid(property, `The value of '${name}' in ${property} must be a string`);
+    if (/[\r\n\0]/.test(v)) invalid(property, `The value of '${name}' in ${property} may not hold line breaks`);
+    headers[name] = v;
+  }
+  return headers;
+}
+
+function booleanOf(value: unknown, property: string, fallback: boolean): boolean {
+  if (value === undefined || value === null) return fallback;
+  if (typeof value !== 'boolean') invalid(property, `${property} must be true or false`);
+  return value;
+}
+
+/** A relative URI that parses and names a resource (or a macro). */
+function checkLocalUri(service: Service, uri: string, property: string): string {
+  const local = uri.startsWith('/') ? uri : `/${uri}`;
+  let parsed;
+  try {
+    parsed = parseUri(local);
+  } catch (e) {
+    return invalid(property, `${property} '${uri}' does not parse: ${(e as Error).message}`);
+  }
+  if (parsed.error) invalid(property, `${property} '${uri}' does not parse: ${parsed.error.message}`);
+  if (!parsed.macro) {
+    try {
+      const resource = service.resources.resolve(parsed.resource === '' ? 'Service.AvailableResource' : parsed.resource);
+      if (resource.kind === 'EventResource') invalid(property, `${property} '${uri}' names the event '${resource.name}', which takes no requests`);
+    } catch (e) {
+      if (ServiceError.is(e) && e.code === 'InvalidResourceEntity') throw e;
+      invalid(property, `${property} '${uri}': ${(e as Error).message}`);
+    }
+  }
+  return local;
+}
+
+function destinationOf(service: Service, value: unknown): string {
+  if (typeof value !== 'string' || value.trim() === '') invalid('Destination', 'Destination must be a URI: relative (/Resource) for a local resource, or absolute (https://...)');
+  const text = value.trim();
+  if (!isAbsolute(text)) return checkLocalUri(service, text, 'Destination');
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return invalid('Destination', `Destination '${text}' is not a valid URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') invalid('Destination', `Destination '${text}' must use http or https`);
+  if (url.username || url.password) invalid('Destination', 'Destination may not hold credentials: put them in Headers (e.g. Authorization)');
+  if (!service.options.allowPrivateDestinations) {
+    const reason = refusedHost(url);
+    if (reason !== null) {
+      throw new ServiceError('InvalidDestination', `Destination '${text}' is refused: ${reason}. Private destinations need the service option allowPrivateDestinations`, { data: { Destination: reason } });
+    }
+  }
+  return url.href;
+}
+
+function secretOf(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  const text = typeof value === 'string' ? value.replace(/^whsec_/, '') : '';
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(text) || Buffer.from(text, 'base64').length === 0) {
+    invalid('Secret', 'Secret must be a Standard Webhooks secret: whsec_ followed by base64 (e.g. 24 to 64 random bytes)');
+  }
+  return value as string;
+}
+
+function customPayloadRequestOf(service: Service, value: unknown): CustomPayloadRequest | null {
+  if (value === undefined || value === null) return null;
+  const where = 'CustomPayloadRequest';
+  if (typeof value !== 'object' || Array.isArray(value)) invalid(where, `${where} must be null or an object with ${REQUEST_PROPERTIES.join(', ')}`);
+  const f = canonicalFields(value as Entity, REQUEST_PROPERTIES, where);
+  if (f.Method !== undefined && f.Method !== null && (typeof f.Method !== 'string' || f.Method.toUpperCase() !== 'GET')) invalid(`${where}.Method`, `${where}.Method is always GET`);
+  if (typeof f.URI !== 'string' || f.URI.trim() === '') invalid(`${where}.URI`, `${where}.URI must be a local URI such as /Person/Id=1`);
+  if (isAbsolute(f.URI.trim())) invalid(`${where}.URI`, `${where}.URI must be local (relative), e.g. /Person/Id=1`);
+  const body = f.Body ?? null;
+  if (body !== null && (typeof body !== 'object' || (Array.isArray(body) && body.some((b) => b === null || typeof b !== 'object' || Array.isArray(b))))) {
+    invalid(`${where}.Body`, `${where}.Body must be an object or an array of objects`);
+  }
+  return {
+    Method: 'GET',
+    URI: checkLocalUri(service, f.URI.trim(), `${where}.URI`),
+    Headers: headersOf(f.Headers, `${where}.Headers`),
+    Body: body as Entity | Entity[] | null,
+    BreakOnError: booleanOf(f.BreakOnError, `${where}.BreakOnError`, false),
+    BreakOnNoContent: booleanOf(f.BreakOnNoContent, `${where}.BreakOnNoContent`, false),
+  };
+}
+
+/** Validation on save (beforeWrite); returns the entity to store. */
+export function toStoredWebhook(service: Service, input: Entity, existing?: Entity): Webhook {
+  const f = canonicalFields(input, PROPERTIES, 'Webhook');
+  if (f.Label !== undefined && f.Label !== null && typeof f.Label !== 'string') invalid('Label', 'Label must be a string');
+  const method = f.Method ?? 'POST';
+  if (typeof method !== 'string' || !(METHODS as readonly string[]).includes(method.toUpperCase())) invalid('Method', `Method must be one of ${METHODS.join(', ')}`);
+  const headers = headersOf(f.Headers, 'Headers');
+  const contentType = Object.entries(headers).find(([name]) => name.toLowerCase() === 'content-type')?.[1];
+  if (contentType !== undefined) {
+    try {
+      service.protocols.forAccept(contentType);
+    } catch (e) {
+      invalid('Headers', `Headers: the Content-Type '${contentType}' cannot be written: ${(e as Error).message}`);
+    }
+  }
+  const selector = compileSelector(service, f.EventSelector as string).text;
+  return {
+    // Id is read-only: generated on insert, kept on update, whatever the input says.
+    Id: typeof existing?.Id === 'string' ? existing.Id : randomUUID(),
+    Label: (f.Label as string | null | undefined) ?? null,
+    Method: method.toUpperCase() as Method,
+    Destination: destinationOf(service, f.Destination),
+    EventSelector: selector,
+    Headers: headers,
+    IsPaused: booleanOf(f.IsPaused, 'IsPaused', false),
+    CustomPayloadRequest: customPayloadRequestOf(service, f.CustomPayloadRequest),
+    Secret: secretOf(f.Secret),
+  };
+}
+
+/** Output form: SPEC 2.3 key order, without the secret. */
+export function webhookOutput(entity: Entity): Entity {
+  const w = entity as unknown as Webhook;
+  const r = w.CustomPayloadRequest;
+  return {
+    Id: w.Id,
+    Label: w.Label,
+    Method: w.Method,
+    Destination: w.Destination,
+    EventSelector: w.EventSelector,
+    Headers: w.Headers,
+    IsPaused: w.IsPaused,
+    CustomPayloadRequest: r ? { Method: 'GET', URI: r.URI, Headers: r.Headers, Body: r.Body, BreakOnError: r.BreakOnError, BreakOnNoContent: r.BreakOnNoContent } : null,
+  };
+}

@@ -1,0 +1,130 @@
+import { randomUUID } from 'node:crypto';
+import type { RaisedEvent } from '../events.js';
+import type { Entity } from '../query/conditions.js';
+import type { Service } from '../service.js';
+import { SELECT_ALL, type Storage } from '../storage/storage.js';
+import { DeliveryWorker, resolveWebhookOptions, retryDelay, type ResolvedWebhookOptions } from './delivery.js';
+import { DeliveryLog, LOG_RESOURCE, LOG_SCHEMA } from './log.js';
+import { Outbox, OUTBOX_STORAGE, type OutboxMessage } from './outbox.js';
+import { compileSelector, select, type EventSelector } from './selector.js';
+import { toStoredWebhook, WEBHOOK_RESOURCE, WEBHOOK_SCHEMA, webhookOutput, type Webhook } from './webhook.js';
+
+interface Compiled {
+  webhook: Webhook;
+  selector: EventSelector;
+}
+
+interface Cache {
+  at: number;
+  hooks: Compiled[];
+  byId: Map<string, Webhook>;
+}
+
+/** Webhooks saved on another instance that shares the storage show up within this time. */
+const CACHE_MS = 5_000;
+
+/**
+ * Webhooks (SPEC 2.3, 6.3; DESIGN 8): the Service.Admin.Webhook and WebhookLog
+ * resources, an Events listener that writes matching deliveries to a durable outbox
+ * before the raising request answers, and the worker that delivers them.
+ */
+export class Webhooks {
+  readonly options: ResolvedWebhookOptions;
+  readonly outbox: Outbox;
+  readonly log: DeliveryLog;
+  private readonly storage: Storage;
+  private readonly worker: DeliveryWorker;
+  private cache: Cache | null = null;
+
+  constructor(private readonly service: Service) {
+    this.options = resolveWebhookOptions(service.options.webhooks);
+    this.storage = service.adminStorage(WEBHOOK_RESOURCE);
+    service.addResource({
+      name: WEBHOOK_RESOURCE,
+      description: 'Webhooks: HTTP requests triggered by events',
+      schema: WEBHOOK_SCHEMA,
+      storage: this.storage,
+      events: false,
+      beforeWrite: (entity, change) => toStoredWebhook(service, entity, change.existing) as unknown as Entity,
+      toOutput: webhookOutput,
+      afterWrite: () => this.invalidate(),
+    });
+    const logStorage = service.adminStorage(LOG_RESOURCE);
+    this.log = new DeliveryLog(logStorage, this.options.maxLogRecords);
+    service.addResource({
+      name: LOG_RESOURCE,
+      description: 'One row per webhook delivery attempt',
+      methods: ['GET', 'DELETE', 'REPORT', 'HEAD'],
+      schema: LOG_SCHEMA,
+      storage: logStorage,
+      events: false,
+    });
+    this.outbox = new Outbox(service.adminStorage(OUTBOX_STORAGE));
+    this.worker = new DeliveryWorker(service, this.outbox, this.log, (id) => this.find(id), this.options);
+    service.events.subscribe((event) => this.enqueue(event));
+    this.worker.start();
+    service.onClose(() => this.worker.close());
+  }
+
+  invalidate(): void {
+    this.cache = null;
+  }
+
+  /** Resolves when no delivery is due, running or waiting for a retry. */
+  idle(): Promise<void> {
+    return this.worker.idle();
+  }
+
+  private async load(): Promise<Cache> {
+    if (this.cache !== null && Date.now() - this.cache.at < CACHE_MS) return this.cache;
+    const hooks: Compiled[] = [];
+    const byId = new Map<string, Webhook>();
+    const { entities } = await this.storage.select(SELECT_ALL);
+    for await (const e of entities as AsyncIterable<Entity>) {
+      const webhook = e as unknown as Webhook;
+      byId.set(webhook.Id, webhook);
+      try {
+        hooks.push({ webhook, selector: compileSelector(this.service, webhook.EventSelector) });
+      } catch {
+        // A stored selector that no longer compiles (edited storage) fires nothing.
+      }
+    }
+    this.cache = { at: Date.now(), hooks, byId };
+    return this.cache;
+  }
+
+  private async find(id: string): Promise<Webhook | undefined> {
+    return (await this.load()).byId.get(id);
+  }
+
+  /** The Events listener: one outbox message per matching webhook, written before the raise resolves. */
+  private async enqueue(event: RaisedEvent): Promise<void> {
+    const { hooks } = await this.load();
+    if (hooks.length === 0) return;
+    const now = Date.now();
+    const messages: OutboxMessage[] = [];
+    let binary: OutboxMessage['Binary'] = null;
+    for (const { webhook, selector } of hooks) {
+      if (webhook.IsPaused) continue;
+      const selected = select(selector, event);
+      if (selected === null) continue;
+      if (selected === 'binary') binary ??= { ContentType: event.binary!.contentType, Body: Buffer.from(event.binary!.body).toString('base64') };
+      const dueAt = now + (retryDelay(this.options.retrySchedule, 0) ?? 0);
+      messages.push({
+        Id: `msg_${randomUUID().replace(/-/g, '')}`,
+        WebhookId: webhook.Id,
+        Event: event.name,
+        Time: event.time.toISOString(),
+        Depth: event.depth,
+        Entities: selected === 'binary' ? null : selected,
+        Binary: selected === 'binary' ? binary : null,
+        Attempt: 0,
+        DueAt: dueAt,
+        LockedUntil: dueAt + this.worker.lease,
+      });
+    }
+    if (messages.length === 0) return;
+    await this.outbox.add(messages);
+    this.worker.accept(messages);
+  }
+}

@@ -1,0 +1,308 @@
+import { createService, MemoryStorage, type Service } from '@resourcery/core';
+import { call, RAW } from './handle-support';
+
+/** Behaviour of each method through `service.handle` (DESIGN 4), with no HTTP in between. */
+
+const PERSON_SCHEMA = {
+  type: 'object',
+  properties: {
+    Id: { type: 'integer' },
+    Name: { type: 'string', minLength: 1 },
+    Age: { type: 'integer', minimum: 0 },
+    City: { type: ['string', 'null'] },
+  },
+  required: ['Name', 'Age'],
+  additionalProperties: false,
+};
+
+const PEOPLE = [
+  { Id: 1, Name: 'Ada', Age: 36, City: 'London' },
+  { Id: 2, Name: 'Linus', Age: 12, City: 'Helsinki' },
+  { Id: 3, Name: 'Grace', Age: 45, City: 'Arlington' },
+  { Id: 4, Name: 'Tim', Age: 9, City: 'London' },
+];
+
+let service: Service;
+let people: MemoryStorage;
+
+function stored(): unknown[] {
+  return [...people.all()];
+}
+
+beforeEach(() => {
+  service = createService();
+  people = new MemoryStorage(PEOPLE.map((p) => ({ ...p })));
+  service.addResource({ name: 'Lab.Person', schema: PERSON_SCHEMA, storage: people });
+});
+
+describe('GET returns the selected entities in the success envelope', () => {
+  test('the envelope has the keys Status, Data, DataCount, TimeElapsedMs in that order', async () => {
+    const r = await call(service, 'GET', '/Lab.Person/City=London');
+    expect(r.status).toBe(200);
+    expect(r.headers['content-type']).toMatch(/^application\/json/);
+    expect(Object.keys(r.json)).toEqual(['Status', 'Data', 'DataCount', 'TimeElapsedMs']);
+    expect(r.json.Status).toBe('success');
+    expect(r.json.Data).toEqual([PEOPLE[0], PEOPLE[3]]);
+    expect(r.json.DataCount).toBe(2);
+    expect(typeof r.json.TimeElapsedMs).toBe('number');
+    expect(r.json.TimeElapsedMs).toBeGreaterThanOrEqual(0);
+  });
+
+  test('one entity is still an array', async () => {
+    const r = await call(service, 'GET', '/Lab.Person/Id=3');
+    expect(r.json.Data).toEqual([PEOPLE[2]]);
+    expect(r.json.DataCount).toBe(1);
+  });
+
+  test('Accept: application/json;raw=true gives the bare array', async () => {
+    const r = await call(service, 'GET', '/Lab.Person/Age<18', { headers: RAW });
+    expect(r.status).toBe(200);
+    expect(r.json).toEqual([PEOPLE[1], PEOPLE[3]]);
+  });
+
+  test('other media-type parameters next to raw are ignored', async () => {
+    const r = await call(service, 'GET', '/Lab.Person/Id=1', { headers: { Accept: 'application/json; charset=utf-8; raw=true' } });
+    expect(r.json).toEqual([PEOPLE[0]]);
+  });
+
+  test('nothing found is 204 with no body', async () => {
+    const r = await call(service, 'GET', '/Lab.Person/Age>100');
+    expect(r.status).toBe(204);
+    expect(r.body).toBeNull();
+  });
+});
+
+describe('REPORT counts what the GET would select', () => {
+  test('the envelope is Status, Count, TimeElapsedMs', async () => {
+    const r = await call(service, 'REPORT', '/Lab.Person/Age>=18');
+    expect(r.status).toBe(200);
+    expect(Object.keys(r.json)).toEqual(['Status', 'Count', 'TimeElapsedMs']);
+    expect(r.json).toMatchObject({ Status: 'success', Count: 2 });
+  });
+
+  test('raw gives the bare number', async () => {
+    const r = await call(service, 'REPORT', '/Lab.Person/City=London', { headers: RAW });
+    expect(r.text).toBe('2');
+  });
+
+  test('the count honours limit and offset like the GET', async () => {
+    const r = await call(service, 'REPORT', '/Lab.Person/_/offset=1&limit=2', { headers: RAW });
+    expect(r.text).toBe('2');
+  });
+
+  test('a count of zero is still 200', async () => {
+    const r = await call(service, 'REPORT', '/Lab.Person/Age>100', { headers: RAW });
+    expect(r.status).toBe(200);
+    expect(r.text).toBe('0');
+  });
+});
+
+describe('HEAD answers like GET without a body', () => {
+  test('200 when the GET finds entities, with no body', async () => {
+    const r = await call(service, 'HEAD', '/Lab.Person/City=London');
+    expect(r.status).toBe(200);
+    expect(r.body).toBeNull();
+  });
+
+  test('204 when the GET finds nothing', async () => {
+    const r = await call(service, 'HEAD', '/Lab.Person/City=Paris');
+    expect(r.status).toBe(204);
+    expect(r.body).toBeNull();
+  });
+});
+
+describe('POST inserts one entity or an array', () => {
+  test('one entity: 201 with InsertedCount and the inserted entity', async () => {
+    const r = await call(service, 'POST', '/Lab.Person', { body: { Id: 5, Name: 'Hedy', Age: 30 } });
+    expect(r.status).toBe(201);
+    expect(Object.keys(r.json)).toEqual(['Status', 'Data', 'DataCount', 'InsertedCount', 'TimeElapsedMs']);
+    expect(r.json).toMatchObject({ Status: 'success', Data: [{ Id: 5, Name: 'Hedy', Age: 30 }], DataCount: 1, InsertedCount: 1 });
+    expect(stored()).toHaveLength(5);
+    expect(stored()[4]).toEqual({ Id: 5, Name: 'Hedy', Age: 30 });
+  });
+
+  test('an array: every entity inserted, appended in order', async () => {
+    const r = await call(service, 'POST', '/Lab.Person', { body: [{ Id: 5, Name: 'Hedy', Age: 30 }, { Id: 6, Name: 'Alan', Age: 41 }] });
+    expect(r.status).toBe(201);
+    expect(r.json.InsertedCount).toBe(2);
+    expect(r.json.Data.map((p: { Name: string }) => p.Name)).toEqual(['Hedy', 'Alan']);
+    expect(stored().slice(4)).toEqual([{ Id: 5, Name: 'Hedy', Age: 30 }, { Id: 6, Name: 'Alan', Age: 41 }]);
+  });
+
+  test('an empty array inserts nothing: 200 with InsertedCount 0', async () => {
+    const r = await call(service, 'POST', '/Lab.Person', { body: [] });
+    expect(r.status).toBe(200);
+    expect(r.json).toMatchObject({ Data: [], DataCount: 0, InsertedCount: 0 });
+    expect(stored()).toHaveLength(4);
+  });
+
+  test('raw output is the array of inserted entities', async () => {
+    const r = await call(service, 'POST', '/Lab.Person', { body: { Name: 'Hedy', Age: 30 }, headers: RAW });
+    expect(r.status).toBe(201);
+    expect(r.json).toEqual([{ Name: 'Hedy', Age: 30 }]);
+  });
+});
+
+describe('PUT inserts when nothing matches and updates exactly one match', () => {
+  test('no match: 201, the properties fixed by = conditions are filled in', async () => {
+    const r = await call(service, 'PUT', '/Lab.Person/Id=10', { body: { Name: 'Barbara', Age: 50 } });
+    expect(r.status).toBe(201);
+    expect(r.json).toMatchObject({ InsertedCount: 1, Data: [{ Id: 10, Name: 'Barbara', Age: 50 }] });
+    expect(stored()[4]).toEqual({ Id: 10, Name: 'Barbara', Age: 50 });
+  });
+
+  test('the filled property takes the schema spelling whatever case the locator uses', async () => {
+    const r = await call(service, 'PUT', '/Lab.Person/id=11&CITY=Oslo', { body: { Name: 'Kristen', Age: 40 } });
+    expect(r.status).toBe(201);
+    expect(stored()[4]).toEqual({ Id: 11, City: 'Oslo', Name: 'Kristen', Age: 40 });
+  });
+
+  test('a property the body gives is not overwritten by the condition', async () => {
+    const r = await call(service, 'PUT', '/Lab.Person/Name=Barbara', { body: { Name: 'Barbara', Age: 50, City: 'Boston' } });
+    expect(r.status).toBe(201);
+    expect(stored()[4]).toEqual({ Name: 'Barbara', Age: 50, City: 'Boston' });
+  });
+
+  test('one match: 200 with UpdatedCount, the entity merged with the body in place', async () => {
+    const r = await call(service, 'PUT', '/Lab.Person/Id=2', { body: { Age: 13 } });
+    expect(r.status).toBe(200);
+    expect(Object.keys(r.json)).toEqual(['Status', 'Data', 'DataCount', 'UpdatedCount', 'TimeElapsedMs']);
+    expect(r.json).toMatchObject({ Data: [{ Id: 2, Name: 'Linus', Age: 13, City: 'Helsinki' }], UpdatedCount: 1 });
+    expect(stored()[1]).toEqual({ Id: 2, Name: 'Linus', Age: 13, City: 'Helsinki' });
+    expect(stored()).toHaveLength(4);
+  });
+
+  test('more than one match: 400 AmbiguousMatch and nothing changes', async () => {
+    const r = await call(service, 'PUT', '/Lab.Person/City=London', { body: { Age: 1 } });
+    expect(r.status).toBe(400);
+    expect(r.json.ErrorCode).toBe('AmbiguousMatch');
+    expect(stored()).toEqual(PEOPLE);
+  });
+
+  test('PUT takes one entity, not an array of two', async () => {
+    const r = await call(service, 'PUT', '/Lab.Person/Id=10', { body: [{ Name: 'A', Age: 1 }, { Name: 'B', Age: 2 }] });
+    expect(r.status).toBe(400);
+    expect(r.json.ErrorCode).toBe('InvalidResourceEntity');
+    expect(stored()).toEqual(PEOPLE);
+  });
+});
+
+describe('PATCH updates the matched entities with the body', () => {
+  test('one match: 200 with UpdatedCount 1 and the updated entity', async () => {
+    const r = await call(service, 'PATCH', '/Lab.Person/Id=2', { body: { City: 'Espoo' } });
+    expect(r.status).toBe(200);
+    expect(r.json).toMatchObject({ Status: 'success', Data: [{ Id: 2, Name: 'Linus', Age: 12, City: 'Espoo' }], DataCount: 1, UpdatedCount: 1 });
+    expect(stored()[1]).toEqual({ Id: 2, Name: 'Linus', Age: 12, City: 'Espoo' });
+  });
+
+  test('no match: 200 with UpdatedCount 0', async () => {
+    const r = await call(service, 'PATCH', '/Lab.Person/Id=99', { body: { City: 'Espoo' } });
+    expect(r.status).toBe(200);
+    expect(r.json).toMatchObject({ Data: [], UpdatedCount: 0 });
+    expect(stored()).toEqual(PEOPLE);
+  });
+
+  test('a patch that breaks the schema is refused and changes nothing', async () => {
+    const r = await call(service, 'PATCH', '/Lab.Person/Id=2', { body: { Age: -5 } });
+    expect(r.status).toBe(400);
+    expect(r.json.ErrorCode).toBe('InvalidResourceEntity');
+    expect(r.json.Data).toHaveProperty('Age');
+    expect(stored()).toEqual(PEOPLE);
+  });
+});
+
+describe('PATCH and DELETE of more than one entity need unsafe=true', () => {
+  test('PATCH of many without unsafe: 400 AmbiguousMatch, nothing changed', async () => {
+    const r = await call(service, 'PATCH', '/Lab.Person/City=London', { body: { City: 'Leeds' } });
+    expect(r.status).toBe(400);
+    expect(r.json.ErrorCode).toBe('AmbiguousMatch');
+    expect(r.json.Message).toMatch(/unsafe=true/);
+    expect(stored()).toEqual(PEOPLE);
+  });
+
+  test('DELETE of many without unsafe: 400 AmbiguousMatch, nothing changed', async () => {
+    const r = await call(service, 'DELETE', '/Lab.Person/Age>0');
+    expect(r.status).toBe(400);
+    expect(r.json.ErrorCode).toBe('AmbiguousMatch');
+    expect(stored()).toEqual(PEOPLE);
+  });
+
+  test('PATCH of many with unsafe=true updates them all', async () => {
+    const r = await call(service, 'PATCH', '/Lab.Person/City=London/unsafe=true', { body: { City: 'Leeds' } });
+    expect(r.status).toBe(200);
+    expect(r.json.UpdatedCount).toBe(2);
+    expect(stored().filter((p: any) => p.City === 'Leeds').map((p: any) => p.Id)).toEqual([1, 4]);
+  });
+
+  test('DELETE of many with unsafe=true deletes them all', async () => {
+    const r = await call(service, 'DELETE', '/Lab.Person/City=London/unsafe=true');
+    expect(r.status).toBe(200);
+    expect(r.json.DeletedCount).toBe(2);
+    expect(stored().map((p: any) => p.Id)).toEqual([2, 3]);
+  });
+
+  test('limit narrows what a PATCH or DELETE targets, so one entity needs no unsafe', async () => {
+    const r = await call(service, 'DELETE', '/Lab.Person/City=London/order_desc=Age&limit=1');
+    expect(r.status).toBe(200);
+    expect(r.json.DeletedCount).toBe(1);
+    expect(stored().map((p: any) => p.Id)).toEqual([2, 3, 4]);
+  });
+});
+
+describe('DELETE answers with the counts and no data', () => {
+  test('the envelope is Status, Data [], DataCount 0, DeletedCount, TimeElapsedMs', async () => {
+    const r = await call(service, 'DELETE', '/Lab.Person/Id=3');
+    expect(r.status).toBe(200);
+    expect(Object.keys(r.json)).toEqual(['Status', 'Data', 'DataCount', 'DeletedCount', 'TimeElapsedMs']);
+    expect(r.json).toMatchObject({ Status: 'success', Data: [], DataCount: 0, DeletedCount: 1 });
+    expect(stored().map((p: any) => p.Id)).toEqual([1, 2, 4]);
+  });
+
+  test('nothing matched: 200 with DeletedCount 0', async () => {
+    const r = await call(service, 'DELETE', '/Lab.Person/Id=99');
+    expect(r.status).toBe(200);
+    expect(r.json.DeletedCount).toBe(0);
+  });
+
+  test('DELETE needs no body', async () => {
+    const r = await call(service, 'DELETE', '/Lab.Person/Id=4', { headers: RAW });
+    expect(r.status).toBe(200);
+    expect(r.json).toEqual([]);
+  });
+});
+
+describe('POST with safepost inserts or updates each entity in one request', () => {
+  test('a match is updated, no match is inserted; 200 with both counts', async () => {
+    const r = await call(service, 'POST', '/Lab.Person/_/safepost=Id', {
+      body: [{ Id: 1, Name: 'Ada', Age: 37 }, { Id: 7, Name: 'Hedy', Age: 30 }],
+    });
+    expect(r.status).toBe(200);
+    expect(Object.keys(r.json)).toEqual(['Status', 'Data', 'DataCount', 'InsertedCount', 'UpdatedCount', 'TimeElapsedMs']);
+    expect(r.json).toMatchObject({ InsertedCount: 1, UpdatedCount: 1, DataCount: 2 });
+    expect(r.json.Data).toEqual(expect.arrayContaining([{ Id: 1, Name: 'Ada', Age: 37, City: 'London' }, { Id: 7, Name: 'Hedy', Age: 30 }]));
+    expect(stored()[0]).toEqual({ Id: 1, Name: 'Ada', Age: 37, City: 'London' });
+    expect(stored()[4]).toEqual({ Id: 7, Name: 'Hedy', Age: 30 });
+  });
+
+  test('matching on several properties', async () => {
+    const r = await call(service, 'POST', '/Lab.Person/_/safepost=Name,City', {
+      body: [{ Name: 'Tim', City: 'London', Age: 10 }, { Name: 'Tim', City: 'Paris', Age: 70 }],
+    });
+    expect(r.json).toMatchObject({ InsertedCount: 1, UpdatedCount: 1 });
+    expect(stored()[3]).toEqual({ Id: 4, Name: 'Tim', Age: 10, City: 'London' });
+    expect(stored()[4]).toEqual({ Name: 'Tim', City: 'Paris', Age: 70 });
+  });
+
+  test('only inserts: still 200 with UpdatedCount 0', async () => {
+    const r = await call(service, 'POST', '/Lab.Person/_/safepost=Id', { body: { Id: 8, Name: 'Joan', Age: 60 } });
+    expect(r.status).toBe(200);
+    expect(r.json).toMatchObject({ InsertedCount: 1, UpdatedCount: 0 });
+  });
+
+  test('an entity matching two stored ones is ambiguous and nothing is written', async () => {
+    const r = await call(service, 'POST', '/Lab.Person/_/safepost=City', { body: [{ Name: 'New', Age: 1, City: 'Paris' }, { Name: 'X', Age: 2, City: 'London' }] });
+    expect(r.status).toBe(400);
+    expect(r.json.ErrorCode).toBe('AmbiguousMatch');
+    expect(stored()).toEqual(PEOPLE);
+  });
+});
