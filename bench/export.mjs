@@ -7,6 +7,7 @@
 // client (this process) reads and discards the body.
 import { fork } from 'node:child_process';
 import http from 'node:http';
+import { Readable, Transform } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { people } from './lib/data.mjs';
 import { flags, fmt, median, table } from './lib/stats.mjs';
@@ -113,6 +114,38 @@ async function measure(name, count) {
   }
 }
 
+/**
+ * The `ndjson` package is not installed; its `stringify()` is an object-mode through2
+ * Transform writing `stringify(entity) + os.EOL` per entity (json-stringify-safe, which is
+ * slower than JSON.stringify). The same Transform with JSON.stringify stands in for it,
+ * in process, against our writer (lines batched into ~64 KiB chunks).
+ */
+async function lineWriters(count, rounds) {
+  const { jsonLines } = await import('@resourcery/core');
+  const entities = people(count);
+  const drain = async (iterable) => {
+    const started = performance.now();
+    let chunks = 0;
+    for await (const chunk of iterable) chunks += chunk.length > 0 ? 1 : 0;
+    return { ms: performance.now() - started, chunks };
+  };
+  const ours = () => drain(jsonLines.write({ kind: 'entities', entities }, { params: {}, elapsedMs: () => 0 }));
+  const perEntity = () => drain(Readable.from(entities).pipe(new Transform({ writableObjectMode: true, transform: (entity, _, cb) => cb(null, `${JSON.stringify(entity)}\n`) })));
+  const runs = { ours: [], perEntity: [] };
+  await ours();
+  await perEntity();
+  for (let r = 0; r < Math.max(rounds, 3); r++) {
+    runs.ours.push(await ours());
+    runs.perEntity.push(await perEntity());
+  }
+  return {
+    oursMs: median(runs.ours.map((x) => x.ms)),
+    oursChunks: runs.ours[0].chunks,
+    perEntityMs: median(runs.perEntity.map((x) => x.ms)),
+    perEntityChunks: runs.perEntity[0].chunks,
+  };
+}
+
 async function main() {
   const opts = flags();
   const count = Number(process.argv.find((a) => a.startsWith('--count='))?.slice(8) ?? 100_000);
@@ -130,10 +163,12 @@ async function main() {
     const of = (key) => median(runs[n].map((run) => run[key]));
     return [n, { ms: of('ms'), bytes: runs[n][0].bytes, baselineMb: of('baselineMb'), peakMb: of('peakMb') }];
   }));
+  process.stderr.write('JSON Lines writers in process...\n');
+  const writers = await lineWriters(count, rounds);
   const excelRatio = results.excel.ms / results['excel-hand'].ms;
   const jsonlRatio = results.jsonl.ms / results['jsonl-hand'].ms;
   if (opts.json) {
-    console.log(JSON.stringify({ count, rounds, results, excelRatio, jsonlRatio }));
+    console.log(JSON.stringify({ count, rounds, results, excelRatio, jsonlRatio, writers }));
     return;
   }
   const row = (name) => {
@@ -144,6 +179,11 @@ async function main() {
   console.log(table(['case', 'ms', 'body MiB', 'RSS before MiB', 'peak RSS MiB', 'growth MiB'], Object.keys(CASES).map(row)));
   console.log(`\nExcel: Resourcery / exceljs alone = ${excelRatio.toFixed(2)}x time (target <= 1.2x)`);
   console.log(`JSON Lines: Resourcery / hand-written = ${jsonlRatio.toFixed(2)}x time`);
+  console.log(`\nJSON Lines writers, in process, ${count.toLocaleString('en-US')} entities:`);
+  console.log(table(['writer', 'ms', 'chunks'], [
+    ['Resourcery (lines batched into ~64 KiB chunks)', fmt(writers.oursMs), writers.oursChunks],
+    ['object-mode Transform per entity (as ndjson.stringify)', fmt(writers.perEntityMs), writers.perEntityChunks],
+  ]));
 }
 
 const serve = process.argv.find((a) => a.startsWith('--serve='));

@@ -61,8 +61,8 @@ describe('Content-Type: text/csv reads rows as entities, every value as text', (
     ]);
   });
 
-  test('blank lines are skipped and missing trailing fields are empty', async () => {
-    const r = await send(bookshop(), 'POST', '/Shelf', { 'content-type': 'csv', accept: 'application/json;raw=true' }, 'Title,Year\n\nEmma\n');
+  test('a byte order mark and blank lines are skipped; missing trailing fields are empty', async () => {
+    const r = await send(bookshop(), 'POST', '/Shelf', { 'content-type': 'csv', accept: 'application/json;raw=true' }, '\uFEFFTitle,Year\n\nEmma\n');
     expect(JSON.parse(r.text)).toEqual([{ Title: 'Emma', Year: '' }]);
   });
 });

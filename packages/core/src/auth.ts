@@ -79,7 +79,7 @@ function keyOf(authorization: string): string | undefined {
     const decoded = Buffer.from(value, 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     if (colon < 0) return undefined;
-    if (decoded.slice(0, colon) !== '') return undefined;
+    if (decoded.slice(0, colon) !== '') throw unauthorized('Basic credentials must have a blank user name and the API key as password');
     return decoded.slice(colon + 1) || undefined;
   }
   return undefined;

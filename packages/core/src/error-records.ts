@@ -34,7 +34,7 @@ export class ErrorRecords {
       Message: error.message,
       Uri: ctx.basePath + ctx.uri,
       Headers: renderHeaders(ctx.clientHeaders),
-      Body: await ctx.bodyTextForRecord(),
+      Body: redactBody(await ctx.bodyTextForRecord()),
     };
     await this.storage.write({ insert: [entity] });
     if (++this.stored > this.max) {
@@ -62,6 +62,34 @@ export class ErrorRecords {
   forget(count: number): void {
     this.stored = Math.max(0, this.stored - count);
   }
+}
+
+const SECRET_KEY = /^(authorization|proxy-authorization|cookie|secret|password|passwd|api[-_]?key|token|access[-_]?token|client[-_]?secret)$/i;
+
+/** A JSON body with the values of credential-like properties (at any depth) replaced by *****. */
+export function redactBody(text: string): string {
+  if (text === '' || !/^\s*[[{]/.test(text)) return text;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return text;
+  }
+  let changed = false;
+  const walk = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(walk);
+    if (v === null || typeof v !== 'object') return v;
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) {
+      if (SECRET_KEY.test(k) && x !== null && x !== '') {
+        out[k] = '*****';
+        changed = true;
+      } else out[k] = walk(x);
+    }
+    return out;
+  };
+  const redacted = walk(value);
+  return changed ? JSON.stringify(redacted) : text;
 }
 
 /** `<name>: <value>` joined with ` | `, credentials replaced by *****. */

@@ -2,6 +2,7 @@ export { createService, Service, type ServiceOptions } from './service.js';
 export { ServiceError, toServiceError, statusOf, ERROR_CODES, type ErrorCode } from './errors.js';
 export type { PlainRequest, PlainResponse, Method, BodyChunk, HeaderValue } from './http/types.js';
 export { METHODS } from './http/types.js';
+export { stripBasePath, normalizeBasePath } from './http/base-path.js';
 export type { ResourceDefinition, ViewDefinition, WriteChange, ResourceKind } from './resources.js';
 export type { Resource } from './resources.js';
 export type { ApiKeyConfig, ApiKeyRule } from './auth.js';

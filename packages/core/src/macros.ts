@@ -190,7 +190,9 @@ async function applyHeadersAndBody(macro: Macro, ctx: RequestContext): Promise<v
     const headers = { ...ctx.headers };
     for (const [name, value] of Object.entries(macro.Headers)) {
       const key = name.toLowerCase();
-      if (macro.OverwriteHeaders || headers[key] === undefined) headers[key] = value;
+      // `Accept: */*` (what curl and browsers send by default) states no preference: the macro's fills in.
+      const unset = headers[key] === undefined || (key === 'accept' && headers[key].trim() === '*/*');
+      if (macro.OverwriteHeaders || unset) headers[key] = value;
     }
     ctx.headers = headers;
   }

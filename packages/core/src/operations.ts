@@ -1,12 +1,11 @@
 import { ServiceError } from './errors.js';
 import type { Entity } from './query/conditions.js';
 import { evaluate, pagingCanBePushedDown, type CompiledQuery } from './query/evaluate.js';
-import { NO_META } from './query/meta-conditions.js';
 import { literalValue } from './query/literal.js';
 import { findKey } from './query/locator.js';
 import type { Resource } from './resources.js';
 import type { Result } from './results.js';
-import type { SelectQuery } from './storage/storage.js';
+import { SELECT_ALL, type SelectQuery } from './storage/storage.js';
 
 /** What operations need from the service. */
 export interface OperationContext {
@@ -23,7 +22,12 @@ export type Operation = (op: OperationContext) => Promise<Result>;
 /** The entities a GET returns (output form, projected). */
 export async function selectOutput(resource: Resource, q: CompiledQuery): Promise<Entity[]> {
   const toOutput = resource.definition.toOutput;
-  const push = !toOutput && pagingCanBePushedDown(q) && q.meta.offset >= 0;
+  if (toOutput) {
+    // Conditions see what clients see, so a hidden property (a secret) cannot be probed.
+    const all = await collect((await resource.storage.select(SELECT_ALL)).entities);
+    return evaluate(all.map(toOutput), q);
+  }
+  const push = pagingCanBePushedDown(q) && q.meta.offset >= 0;
   const request: SelectQuery = {
     conditions: q.conditions,
     predicate: q.predicate,
@@ -32,15 +36,19 @@ export async function selectOutput(resource: Resource, q: CompiledQuery): Promis
     limit: push ? q.meta.limit : -1,
   };
   const result = await resource.storage.select(request);
-  let entities = await collect(result.entities);
-  if (toOutput) entities = entities.map(toOutput);
-  return evaluate(entities, q, { conditionsApplied: result.conditionsApplied, pagingApplied: push && result.pagingApplied });
+  return evaluate(await collect(result.entities), q, { conditionsApplied: result.conditionsApplied, pagingApplied: push && result.pagingApplied });
 }
 
 /** The stored entities a write targets: the query without projection or distinct. */
 async function selectTargets(resource: Resource, q: CompiledQuery): Promise<Entity[]> {
   const meta = { ...q.meta, add: null, rename: null, select: null, distinct: false };
   const target: CompiledQuery = { ...q, meta, project: null, sourceOrder: meta.order?.locator ?? null };
+  const toOutput = resource.definition.toOutput;
+  if (toOutput) {
+    const stored = await collect((await resource.storage.select(SELECT_ALL)).entities);
+    const storedOf = new Map(stored.map((e) => [toOutput(e), e]));
+    return evaluate([...storedOf.keys()], target).map((e) => storedOf.get(e)!);
+  }
   const result = await resource.storage.select({ conditions: q.conditions, predicate: q.predicate, order: null, offset: 0, limit: -1 });
   return evaluate(await collect(result.entities), target, { conditionsApplied: result.conditionsApplied });
 }
@@ -143,31 +151,51 @@ const del: Operation = async (op) => {
   return { kind: 'change', data: [], deleted: matches.length };
 };
 
-/** POST with safepost: one PUT per entity, matched on the listed properties; all in one write. */
+/**
+ * POST with safepost: one PUT per entity, matched on the listed properties among all
+ * stored entities, in input order (a key inserted earlier in the same request is updated
+ * by a later entity); everything in one all-or-nothing write.
+ */
 async function safepost(op: OperationContext, entities: Entity[]): Promise<Result> {
-  const { resource, query } = op;
-  const keys = query.meta.safepost!;
-  const candidates = await selectTargets(resource, { ...query, meta: { ...NO_META, safepost: keys } });
+  const { resource } = op;
+  const keys = op.query.meta.safepost!;
   const keyOf = (e: Entity) => JSON.stringify(keys.map((k) => k.get(e) ?? null));
   const index = new Map<string, Entity[]>();
-  for (const c of candidates) {
-    const k = keyOf(c);
-    index.set(k, [...(index.get(k) ?? []), c]);
+  for (const stored of await collect((await resource.storage.select(SELECT_ALL)).entities)) {
+    const k = keyOf(stored);
+    const list = index.get(k);
+    if (list) list.push(stored);
+    else index.set(k, [stored]);
   }
   const inserts: Entity[] = [];
-  const updates: Array<{ target: Entity; value: Entity }> = [];
+  const insertAt = new Map<string, number>();
+  const updates = new Map<Entity, Entity>();
+  const written: Array<() => Entity> = [];
   for (const e of entities) {
-    const found = index.get(keyOf(e)) ?? [];
-    if (found.length > 1) throw new ServiceError('AmbiguousMatch', `safepost: ${found.length} entities match ${keys.map((k) => `${k.text}=${JSON.stringify(k.get(e) ?? null)}`).join(', ')}`);
-    if (found.length === 1) updates.push({ target: found[0], value: await prepare(resource, { ...found[0], ...e }, found[0]) });
-    else inserts.push(await prepare(resource, e));
+    const k = keyOf(e);
+    const pending = insertAt.get(k);
+    if (pending !== undefined) {
+      inserts[pending] = await prepare(resource, { ...inserts[pending], ...e });
+      continue;
+    }
+    const found = index.get(k) ?? [];
+    if (found.length > 1) throw new ServiceError('AmbiguousMatch', `safepost: ${found.length} entities match ${keys.map((key) => `${key.text}=${JSON.stringify(key.get(e) ?? null)}`).join(', ')}`);
+    if (found.length === 1) {
+      const target = found[0];
+      if (!updates.has(target)) written.push(() => updates.get(target)!);
+      updates.set(target, await prepare(resource, { ...(updates.get(target) ?? target), ...e }, target));
+    } else {
+      const i = inserts.push(await prepare(resource, e)) - 1;
+      insertAt.set(k, i);
+      written.push(() => inserts[i]);
+    }
   }
-  await resource.storage.write({ insert: inserts, update: updates });
-  if (inserts.length || updates.length) await resource.definition.afterWrite?.();
+  const updated = [...updates].map(([target, value]) => ({ target, value }));
+  await resource.storage.write({ insert: inserts, update: updated });
+  if (inserts.length || updated.length) await resource.definition.afterWrite?.();
   await op.changed('Inserted', inserts);
-  await op.changed('Updated', updates.map((u) => u.value));
-  const data = [...updates.map((u) => u.value), ...inserts].map((e) => resource.output(e));
-  return { kind: 'change', data, inserted: inserts.length, updated: updates.length };
+  await op.changed('Updated', updated.map((u) => u.value));
+  return { kind: 'change', data: written.map((w) => resource.output(w())), inserted: inserts.length, updated: updated.length };
 }
 
 export const OPERATIONS: Record<string, Operation> = { GET: get, HEAD: get, REPORT: report, POST: post, PUT: put, PATCH: patch, DELETE: del };

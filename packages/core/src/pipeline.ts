@@ -64,10 +64,12 @@ function statusOf(method: string, result: Result): number {
 function respond(ctx: RequestContext, resource: Resource, output: Negotiated, result: Result): PlainResponse {
   const status = statusOf(ctx.method, result);
   if (result.kind === 'passthrough') return { status, headers: result.headers, body: ctx.method === 'HEAD' ? null : result.body };
-  if (status === 204 || ctx.method === 'HEAD') return { status, headers: {}, body: null };
+  if (status === 204) return { status, headers: {}, body: null };
   const type = output.contentType;
   const headers: Record<string, string> = { 'content-type': contentTypeHeader(type) };
   if (type.extension) headers['content-disposition'] = `attachment; filename="${resource.name}_${stamp(ctx.time)}.${type.extension}"`;
+  // HEAD answers with the headers a GET would have, and no body.
+  if (ctx.method === 'HEAD') return { status, headers, body: null };
   const body = type.write!(result, { params: output.params, elapsedMs: () => ctx.elapsedMs() });
   return { status, headers, body };
 }

@@ -192,6 +192,12 @@ describe('property locators: dotted, case-insensitive, with derived .Length', ()
     expect(ids(people, 'Age.Length=null')).toEqual([1, 2, 3, 4]);
   });
 
+  test('inherited members such as constructor or __proto__ are not properties', () => {
+    expect(ids([{ Id: 1, constructor: 'x' }, { Id: 2 }], 'constructor=null')).toEqual([2]);
+    expect(ids([{ Id: 1, toString: 'y' }, { Id: 2 }], 'tostring!=null')).toEqual([1]);
+    expect(ids(JSON.parse('[{"Id":1,"__proto__":"p"},{"Id":2}]'), '__proto__=null')).toEqual([2]);
+  });
+
   test('an object property named Length is read as the property', () => {
     expect(ids([{ Id: 1, Box: { Length: 20 } }], 'Box.Length=20')).toEqual([1]);
   });

@@ -133,6 +133,13 @@ describe('the Error record describes the failed request', () => {
     expect(record.Headers).toBe('authorization: ***** | cookie: ***** | x-plain: visible');
     expect(JSON.stringify(record)).not.toMatch(/k-secret-1|s3cr3t/);
   });
+
+  test('Body never holds secrets: credential-like JSON properties are *****, at any depth', async () => {
+    const body = { Name: 'hook', Secret: 'whsec_abc', Headers: { Authorization: 'apikey k-9', 'X-Plain': 'visible' }, Items: [{ password: 'pw' }] };
+    const r = await call(service, 'POST', '/Nowhere', { body });
+    const record = await recordOf(service, r.json.MoreInfoAt);
+    expect(JSON.parse(record.Body)).toEqual({ Name: 'hook', Secret: '*****', Headers: { Authorization: '*****', 'X-Plain': 'visible' }, Items: [{ password: '*****' }] });
+  });
 });
 
 describe('the error store is bounded and can be cleared', () => {

@@ -111,6 +111,13 @@ describe('a GET as Excel POSTed to another resource gives the same entities', ()
     expect((await call(service, 'GET', '/Archive', { headers: { accept: 'json;raw=true' } })).json).toEqual(BOOKS);
   });
 
+  test.each([EXCEL, 'application/service-excel', 'excel', 'Excel; charset=binary'])('Content-Type: %s reads the workbook', async (contentType) => {
+    const service = shop();
+    const r = await send(service, 'POST', '/Archive', { 'content-type': contentType, accept: 'json;raw=true' }, (await getExcel(service, '/Book/_/limit=1')).bytes);
+    expect(r.status).toBe(201);
+    expect(r.json).toEqual([BOOKS[0]]);
+  });
+
   test('null and missing both come back as a missing property', async () => {
     const service = shop([{ Isbn: 'a', Subtitle: null }, { Isbn: 'b' }]);
     const posted = await postExcel(service, '/Archive', (await getExcel(service, '/Book')).bytes);

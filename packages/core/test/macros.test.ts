@@ -322,6 +322,12 @@ describe('rule 7: macro headers fill in, and replace the caller ones only with O
     expect(r.json).toMatchObject({ Status: 'success', Data: [CREW[3]] });
   });
 
+  test('Accept: */* (curl and browsers send it by default) states no preference: the macro Accept fills in', async () => {
+    await saveMacro({ Name: 'bare', Uri: '/Fleet.Crew/Name=Hicks', Headers: { Accept: 'application/json;raw=true' } });
+    const r = await call('GET', '/$bare', { headers: { Accept: '*/*' } });
+    expect(r.json).toEqual([CREW[3]]);
+  });
+
   test('OverwriteHeaders: the macro header replaces the caller one', async () => {
     await saveMacro({ Name: 'bare', Uri: '/Fleet.Crew/Name=Hicks', Headers: { ACCEPT: 'application/json;raw=true' }, OverwriteHeaders: true });
     const r = await call('GET', '/$bare', { headers: { Accept: 'application/json' } });

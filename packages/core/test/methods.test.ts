@@ -104,6 +104,13 @@ describe('HEAD answers like GET without a body', () => {
     expect(r.body).toBeNull();
   });
 
+  test('the headers are those the GET would send', async () => {
+    const head = await call(service, 'HEAD', '/Lab.Person/City=London');
+    const get = await call(service, 'GET', '/Lab.Person/City=London');
+    expect(head.headers['content-type']).toBe(get.headers['content-type']);
+    expect(head.headers['content-type']).toMatch(/^application\/json/);
+  });
+
   test('204 when the GET finds nothing', async () => {
     const r = await call(service, 'HEAD', '/Lab.Person/City=Paris');
     expect(r.status).toBe(204);
@@ -304,5 +311,21 @@ describe('POST with safepost inserts or updates each entity in one request', () 
     expect(r.status).toBe(400);
     expect(r.json.ErrorCode).toBe('AmbiguousMatch');
     expect(stored()).toEqual(PEOPLE);
+  });
+
+  test('entities are applied in order: a key inserted earlier in the request is updated by a later one', async () => {
+    const r = await call(service, 'POST', '/Lab.Person/_/safepost=Id', {
+      body: [{ Id: 9, Name: 'Edith', Age: 50 }, { Id: 9, Name: 'Edith', Age: 51 }, { Id: 1, Name: 'Ada', Age: 40 }, { Id: 1, Name: 'Ada', Age: 41 }],
+    });
+    expect(r.json).toMatchObject({ InsertedCount: 1, UpdatedCount: 1, DataCount: 2 });
+    expect(r.json.Data).toEqual([{ Id: 9, Name: 'Edith', Age: 51 }, { Id: 1, Name: 'Ada', Age: 41, City: 'London' }]);
+    expect(stored().filter((p: any) => p.Id === 9)).toEqual([{ Id: 9, Name: 'Edith', Age: 51 }]);
+    expect(stored()[0]).toEqual({ Id: 1, Name: 'Ada', Age: 41, City: 'London' });
+  });
+
+  test('matching looks at every stored entity, whatever conditions the URI holds', async () => {
+    const r = await call(service, 'POST', '/Lab.Person/Age>40/safepost=Id', { body: { Id: 1, Name: 'Ada', Age: 37 } });
+    expect(r.json).toMatchObject({ InsertedCount: 0, UpdatedCount: 1 });
+    expect(stored()).toHaveLength(PEOPLE.length);
   });
 });

@@ -270,3 +270,30 @@ describe('Service.AvailableResource lists the resources', () => {
     expect(r.headers.allow).toBe('GET, REPORT, HEAD');
   });
 });
+
+describe('toOutput hides properties from output and from conditions alike', () => {
+  function withHidden(): Service {
+    const s = createService();
+    s.addResource({ name: 'Vault.Account', storage: new MemoryStorage([{ User: 'ann', Pin: '1234' }, { User: 'bob', Pin: '9999' }]), toOutput: ({ Pin, ...rest }) => rest });
+    return s;
+  }
+
+  test('a GET never shows the hidden property', async () => {
+    const r = await call(withHidden(), 'GET', '/Account', { headers: RAW });
+    expect(r.json).toEqual([{ User: 'ann' }, { User: 'bob' }]);
+  });
+
+  test('a condition on the hidden property cannot tell its value', async () => {
+    const s = withHidden();
+    for (const uri of ['/Account/Pin=1234', '/Account/Pin=0000']) expect((await call(s, 'GET', uri)).status).toBe(204);
+    expect((await call(s, 'GET', '/Account/Pin=null', { headers: RAW })).json).toHaveLength(2);
+  });
+
+  test('writes target what clients see: PATCH by the hidden property matches nothing', async () => {
+    const s = withHidden();
+    const r = await call(s, 'PATCH', '/Account/Pin=1234', { body: { User: 'eve' } });
+    expect(r.json).toMatchObject({ UpdatedCount: 0 });
+    const patched = await call(s, 'PATCH', '/Account/User=ann', { body: { User: 'ann2' } });
+    expect(patched.json).toMatchObject({ UpdatedCount: 1, Data: [{ User: 'ann2' }] });
+  });
+});

@@ -1,5 +1,7 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import type { PlainRequest, PlainResponse, Service } from '@resourcery/core';
+import { stripBasePath, type PlainRequest, type PlainResponse, type Service } from '@resourcery/core';
+
+export { stripBasePath };
 
 export interface NodeAdapterOptions {
   /** Where the service is mounted; requests outside it get 404 from the listener. */
@@ -57,16 +59,6 @@ function drained(res: ServerResponse): Promise<void> {
     res.on('drain', done);
     res.on('close', done);
   });
-}
-
-/** Strips the mount path; undefined when the URL is outside it. */
-export function stripBasePath(url: string, basePath: string): string | undefined {
-  if (!basePath || basePath === '/') return url;
-  const base = basePath.endsWith('/') ? basePath.slice(0, -1) : basePath;
-  if (!url.toLowerCase().startsWith(base.toLowerCase())) return undefined;
-  const rest = url.slice(base.length);
-  if (rest === '' || rest[0] === '?') return `/${rest}`;
-  return rest[0] === '/' ? rest : undefined;
 }
 
 export type NodeListener = (req: IncomingMessage, res: ServerResponse) => void;

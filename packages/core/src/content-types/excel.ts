@@ -118,7 +118,7 @@ async function readWorkbook(body: Uint8Array): Promise<Entity[]> {
   try {
     await workbook.xlsx.load(body as unknown as ArrayBuffer);
   } catch (e) {
-    throw failed(`The body is not a readable Excel workbook (.xlsx): ${(e as Error).message}`);
+    throw failed(`The body is not a readable Excel workbook (.xlsx): ${e instanceof Error ? e.message : String(e)}`);
   }
   const sheet = workbook.worksheets[0];
   if (!sheet) throw failed('The workbook has no sheets');

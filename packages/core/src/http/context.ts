@@ -1,4 +1,5 @@
 import { ServiceError } from '../errors.js';
+import { normalizeBasePath } from './base-path.js';
 import type { Resource } from '../resources.js';
 import type { BodyChunk, HeaderValue, PlainRequest } from './types.js';
 
@@ -38,7 +39,7 @@ export class RequestContext {
   constructor(request: PlainRequest, readonly maxBodyBytes: number, depth = 0) {
     this.method = request.method.toUpperCase();
     this.uri = request.uri || '/';
-    this.basePath = request.basePath ?? '';
+    this.basePath = normalizeBasePath(request.basePath);
     this.clientHeaders = normalizeHeaders(request.headers);
     this.headers = this.clientHeaders;
     this.rawBody = request.body;

@@ -1,14 +1,15 @@
+import { normalizeBasePath, stripBasePath } from './base-path.js';
 import type { PlainRequest, PlainResponse } from './types.js';
 
 /** Fetch Request -> plain request; the URL's path after basePath is the service URI. */
-export async function fromFetchRequest(request: Request, basePath = ''): Promise<PlainRequest> {
+export async function fromFetchRequest(request: Request, basePath = ''): Promise<PlainRequest | undefined> {
   const url = new URL(request.url);
-  let uri = url.pathname;
-  if (basePath && uri.toLowerCase().startsWith(basePath.toLowerCase())) uri = uri.slice(basePath.length) || '/';
+  const uri = stripBasePath(url.pathname, basePath);
+  if (uri === undefined) return undefined;
   const headers: Record<string, string> = {};
   request.headers.forEach((value, name) => { headers[name] = value; });
   const body = request.body ? new Uint8Array(await request.arrayBuffer()) : null;
-  return { method: request.method, uri, headers, body, basePath };
+  return { method: request.method, uri, headers, body, basePath: normalizeBasePath(basePath) };
 }
 
 export function toFetchResponse(response: PlainResponse): Response {

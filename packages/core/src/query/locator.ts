@@ -30,7 +30,7 @@ export class Locator {
       const key = this.lastKey[0];
       if (key !== undefined) {
         const v = (entity as Record<string, unknown>)[key];
-        if (v !== undefined) return v;
+        if (v !== undefined && typeof v !== 'function' && key !== '__proto__') return v;
       }
     }
     let value: unknown = entity;
@@ -81,7 +81,8 @@ export class Locator {
       const last = this.lastKey[i];
       if (last !== undefined) {
         const v = record[last];
-        if (v !== undefined || Object.prototype.hasOwnProperty.call(record, last)) return v;
+        // Functions and __proto__ are inherited (`constructor`, `toString`), never JSON data.
+        if (v !== undefined ? typeof v !== 'function' && last !== '__proto__' : Object.prototype.hasOwnProperty.call(record, last)) return v;
       }
       if (Array.isArray(value)) {
         if (this.lower[i] === 'length') return value.length;

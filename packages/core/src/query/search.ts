@@ -61,8 +61,8 @@ export function safeRegExp(pattern: string, flags: string): RegExp {
   } catch (e) {
     throw new ServiceError('InvalidMetaConditionValueType', `Invalid regular expression '${pattern}': ${(e as Error).message}`);
   }
-  if (!safeRegex(re) || hasQuantifiedAlternation(pattern) || /\\[1-9]|\\k</.test(pattern)) {
-    throw new ServiceError('InvalidMetaConditionValueType', `The regular expression '${pattern}' could take exponential time (nested quantifiers, quantified alternation or back-references); simplify it`);
+  if (!safeRegex(re) || hasQuantifiedAlternation(pattern) || hasAdjacentOverlappingRepeats(pattern) || /\\[1-9]|\\k</.test(pattern)) {
+    throw new ServiceError('InvalidMetaConditionValueType', `The regular expression '${pattern}' could take exponential time (nested quantifiers, quantified alternation, adjacent repeats such as .*.* or back-references); simplify it`);
   }
   regexCache.set(key, re);
   return re;
@@ -91,6 +91,47 @@ function hasQuantifiedAlternation(pattern: string): boolean {
       if (alternation && QUANTIFIER.test(pattern)) return true;
       if (alternation && groups.length > 0) groups[groups.length - 1] = true;
     }
+  }
+  return false;
+}
+
+const UNBOUNDED = /(?:[*+]|\{\d+,\})\??/y;
+const BOUNDED = /(?:\?|\{\d+(?:,\d+)?\})\??/y;
+/** Atoms that match nearly every character, so they overlap whatever they meet. */
+const BROAD = new Set(['.', '\\S', '\\W', '\\D']);
+
+/**
+ * Whether two unboundedly repeated atoms that can match the same characters follow each
+ * other, as in .*.*x or \w+\w+x: a failing match tries every split of the subject between
+ * them, polynomial time that safe-regex2 does not measure (.*.*.*x takes minutes on 1 KB).
+ */
+function hasAdjacentOverlappingRepeats(pattern: string): boolean {
+  let previous: string | null = null;
+  let i = 0;
+  while (i < pattern.length) {
+    const start = i;
+    const c = pattern[i];
+    if (c === '(' || c === '|' || c === '^' || c === '$') {
+      previous = null;
+      i++;
+      continue;
+    }
+    if (c === '\\') i += 2;
+    else if (c === '[') {
+      for (i += pattern[i + 1] === ']' ? 2 : 1; i < pattern.length && pattern[i] !== ']'; i++) if (pattern[i] === '\\') i++;
+      i++;
+    } else i++;
+    const atom = c === ')' ? `)${start}` : pattern.slice(start, i);
+    UNBOUNDED.lastIndex = i;
+    if (UNBOUNDED.test(pattern)) {
+      if (previous !== null && (previous === atom || [previous, atom].some((a) => BROAD.has(a) || a.startsWith('[^')))) return true;
+      previous = atom;
+      i = UNBOUNDED.lastIndex;
+      continue;
+    }
+    BOUNDED.lastIndex = i;
+    if (BOUNDED.test(pattern)) i = BOUNDED.lastIndex;
+    previous = null;
   }
   return false;
 }
