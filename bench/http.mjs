@@ -16,7 +16,9 @@ const RESOURCERY_PATH = '/Person/Age>30&Email!=null/order_desc=Age&limit=10';
 const POST_BODY = JSON.stringify({ Name: 'Bench Person', Age: 33, Email: 'bench@example.org', City: 'Stockholm', Active: true });
 
 function settings(quick) {
-  return quick ? { rounds: 3, duration: 1.5, warmup: 1 } : { rounds: 5, duration: 2.5, warmup: 2 };
+  // Many short rounds: other load on the machine comes in bursts, and a median of many
+  // rounds shrugs off a burst that would spoil one long run.
+  return quick ? { rounds: 3, duration: 1, warmup: 1 } : { rounds: 7, duration: 1.5, warmup: 1.5 };
 }
 
 /** The envelope's TimeElapsedMs is measured per request, so it is the one field that may differ. */
@@ -24,7 +26,12 @@ function normalise(body) {
   return body.toString('utf8').replace(/"TimeElapsedMs":[-+0-9.eE]+/g, '"TimeElapsedMs":0');
 }
 
-/** Same status, Content-Type and body (TimeElapsedMs normalised) from every server. */
+/** Header names and values, except those that vary per response (Date, and Content-Length with TimeElapsedMs). */
+function stableHeaders(headers) {
+  return JSON.stringify(Object.entries(headers).filter(([k]) => k !== 'date' && k !== 'content-length').sort());
+}
+
+/** Same status, headers and body (TimeElapsedMs normalised) from every server. */
 async function verifyIdentical(servers, reqPath, options = {}) {
   const answers = await Promise.all(servers.map((s) => request(s.url, reqPath, options)));
   const [first, ...rest] = answers;
@@ -32,10 +39,25 @@ async function verifyIdentical(servers, reqPath, options = {}) {
   rest.forEach((a, i) => {
     const name = servers[i + 1].name;
     if (a.status !== first.status) throw new Error(`${name} answered ${a.status}, ${servers[0].name} ${first.status}`);
-    if (a.headers['content-type'] !== first.headers['content-type']) throw new Error(`${name}: Content-Type '${a.headers['content-type']}' differs from '${first.headers['content-type']}'`);
+    if (stableHeaders(a.headers) !== stableHeaders(first.headers)) throw new Error(`${name}: headers ${stableHeaders(a.headers)} differ from ${servers[0].name}'s ${stableHeaders(first.headers)}`);
     if (normalise(a.body) !== normalise(first.body)) throw new Error(`${name}: body differs from ${servers[0].name}\n${a.body}\n${first.body}`);
   });
   return normalise(first.body);
+}
+
+function target(server, reqPath, extra = {}) {
+  return { url: server.url, pid: server.pid, path: reqPath, ...extra };
+}
+
+function cpuRatio(m, baseline) {
+  const a = m.perCpuSecond.lib;
+  const b = m.perCpuSecond[baseline];
+  return a && b ? a / b : null;
+}
+
+/** requests/s ratio (the target) and requests-per-server-CPU-second ratio (a check against noise). */
+function ratios(m, baseline) {
+  return { ratio: m.rps.lib / m.rps[baseline], cpuRatio: cpuRatio(m, baseline) };
 }
 
 async function withServers(specs, fn) {
@@ -57,9 +79,9 @@ async function nodeAdapter(load, quick) {
     ['bare node:http, top-k', 'servers/node-bare.mjs', [data, '--top-k']],
   ], async ([lib, bare, best]) => {
     const sample = await verifyIdentical([lib, bare, best], NODE_PATH);
-    const targets = { lib: { url: lib.url, path: NODE_PATH }, bare: { url: bare.url, path: NODE_PATH }, best: { url: best.url, path: NODE_PATH } };
+    const targets = { lib: target(lib, NODE_PATH), bare: target(bare, NODE_PATH), best: target(best, NODE_PATH) };
     const m = await measure(load, targets, settings(quick));
-    return { sample, ...m, ratio: m.rps.lib / m.rps.bare, ratioBest: m.rps.lib / m.rps.best };
+    return { sample, ...m, ...ratios(m, 'bare'), ratioBest: m.rps.lib / m.rps.best, cpuRatioBest: cpuRatio(m, 'best') };
   });
 }
 
@@ -80,11 +102,9 @@ async function jsonServer(load, quick) {
     const ours = JSON.parse(a.body).Data;
     const theirsData = JSON.parse(b.body);
     if (JSON.stringify(ours) !== JSON.stringify(theirsData)) throw new Error(`json-server selects other entities than resourcery:\n${b.body}\n${a.body}`);
-    const targets = { lib: { url: lib.url, path: RESOURCERY_PATH }, js: { url: js.url, path: JSON_SERVER_PATH } };
+    const targets = { lib: target(lib, RESOURCERY_PATH), js: target(js, JSON_SERVER_PATH) };
     const m = await measure(load, targets, settings(quick));
-    // And the DESIGN query itself (with select), which json-server cannot express.
-    const full = await measure(load, { lib: { url: lib.url, path: NODE_PATH } }, { ...settings(quick), warmup: 0, rounds: 3 });
-    return { ...m, ratio: m.rps.lib / m.rps.js, selectRps: full.rps.lib, bytes: { resourcery: a.body.length, jsonServer: b.body.length } };
+    return { ...m, ...ratios(m, 'js'), bytes: { resourcery: a.body.length, jsonServer: b.body.length } };
   });
 }
 
@@ -96,8 +116,10 @@ async function jsonServer(load, quick) {
  */
 async function posts(load, quick) {
   const data = writeDataFile('people-10k.json', 10_000);
-  const { rounds, duration, warmup } = settings(quick);
+  const { duration } = settings(quick);
+  const rounds = quick ? 3 : 5;
   const figures = { lib: [], js: [] };
+  const perCpu = { lib: [], js: [] };
   const headers = { 'content-type': 'application/json' };
   for (let r = 0; r < rounds; r++) {
     const mine = path.join(RESULTS_DIR, 'post-resourcery.json');
@@ -113,20 +135,57 @@ async function posts(load, quick) {
         const res = await request(s.url, '/Person', { method: 'POST', headers, body: POST_BODY });
         if (res.status !== 201) throw new Error(`${s.name}: POST answered ${res.status}: ${res.body}`);
       }
-      const targets = {
-        lib: { url: lib.url, path: '/Person', method: 'POST', headers, body: POST_BODY },
-        js: { url: js.url, path: '/Person', method: 'POST', headers, body: POST_BODY },
-      };
-      const m = await measure(load, r % 2 ? { js: targets.js, lib: targets.lib } : targets, { rounds: 1, duration, warmup: Math.min(warmup, 1) });
-      figures.lib.push(m.rps.lib);
-      figures.js.push(m.rps.js);
+      const post = { method: 'POST', headers, body: POST_BODY };
+      const targets = { lib: target(lib, '/Person', post), js: target(js, '/Person', post) };
+      const m = await measure(load, r % 2 ? { js: targets.js, lib: targets.lib } : targets, { rounds: 1, duration, warmup: 0.5 });
+      for (const k of ['lib', 'js']) {
+        figures[k].push(m.rps[k]);
+        if (m.perCpuSecond[k]) perCpu[k].push(m.perCpuSecond[k]);
+      }
     });
   }
   const rps = { lib: median(figures.lib), js: median(figures.js) };
-  return { rps, rounds: figures, ratio: rps.lib / rps.js };
+  const perCpuSecond = { lib: perCpu.lib.length ? median(perCpu.lib) : null, js: perCpu.js.length ? median(perCpu.js) : null };
+  return { rps, perCpuSecond, rounds: figures, ...ratios({ rps, perCpuSecond }, 'js') };
 }
 
-export const SUITES = { node: nodeAdapter, jsonserver: jsonServer, post: posts };
+/** The small GET of the framework benches through the node adapter: the adapter's own cost, with the least around it. */
+async function nodeSmall(load, quick) {
+  const data = writeDataFile('people-50.json', 50);
+  const reqPath = '/Person/id=7';
+  return withServers([
+    ['resourcery (node adapter)', 'servers/node-small.mjs', [data, 'adapter']],
+    ['bare node:http', 'servers/node-small.mjs', [data, 'bare']],
+  ], async ([lib, bare]) => {
+    const sample = await verifyIdentical([lib, bare], reqPath);
+    const m = await measure(load, { lib: target(lib, reqPath), bare: target(bare, reqPath) }, settings(quick));
+    return { sample, ...m, ...ratios(m, 'bare') };
+  });
+}
+
+/**
+ * A small GET (one entity of 50) through a framework adapter against a bare handler of
+ * the same framework producing the same bytes. Skipped while the adapter is a stub.
+ */
+function frameworkSuite(framework) {
+  return async (load, quick) => {
+    const adapter = await import(`@resourcery/${framework}`);
+    const factory = framework === 'express' ? 'createExpressMiddleware' : 'createKoaMiddleware';
+    if (typeof adapter[factory] !== 'function') return { skipped: `@resourcery/${framework} does not export ${factory} yet (the adapter is a stub)` };
+    const data = writeDataFile('people-50.json', 50);
+    const reqPath = '/api/Person/id=7';
+    return withServers([
+      [`resourcery (${framework} adapter)`, `servers/${framework}.mjs`, [data, 'adapter']],
+      [`bare ${framework}`, `servers/${framework}.mjs`, [data, 'bare']],
+    ], async ([lib, bare]) => {
+      const sample = await verifyIdentical([lib, bare], reqPath);
+      const m = await measure(load, { lib: target(lib, reqPath), bare: target(bare, reqPath) }, settings(quick));
+      return { sample, ...m, ...ratios(m, 'bare') };
+    });
+  };
+}
+
+export const SUITES = { node: nodeAdapter, nodesmall: nodeSmall, express: frameworkSuite('express'), koa: frameworkSuite('koa'), jsonserver: jsonServer, post: posts };
 
 export async function run({ quick = false, only = null, log = () => {} } = {}) {
   const load = await startLoadGenerator();
@@ -154,10 +213,10 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   else {
     const rows = [];
     for (const [name, x] of Object.entries(r)) {
-      if (x.error) rows.push([name, 'error', x.error.split('\n')[0]]);
-      else rows.push([name, Object.entries(x.rps).map(([k, v]) => `${k} ${fmt(v)}/s`).join(', '), `${x.ratio.toFixed(2)}x`]);
+      if (x.error || x.skipped) rows.push([name, x.error ? 'error' : 'skipped', (x.error ?? x.skipped).split('\n')[0]]);
+      else rows.push([name, Object.entries(x.rps).map(([k, v]) => `${k} ${fmt(v)}/s`).join(', '), `${x.ratio.toFixed(2)}x`, x.cpuRatio ? `${x.cpuRatio.toFixed(2)}x` : '-']);
     }
-    console.log(table(['suite', 'requests/s (median)', 'ratio'], rows));
+    console.log(table(['suite', 'requests/s (median)', 'ratio', 'per CPU-s'], rows));
     console.log(JSON.stringify(r, null, 1));
   }
 }

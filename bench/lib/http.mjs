@@ -1,6 +1,7 @@
 // Child processes for HTTP benches: every server under test runs in its own process and
 // the load generator (autocannon) in another, so none of them share an event loop.
 import { fork, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
@@ -27,7 +28,7 @@ export function startServer(name, script, args = [], { port, readyPath } = {}) {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      resolve({ name, url: `http://127.0.0.1:${p}`, child, stop: () => stop(child) });
+      resolve({ name, url: `http://127.0.0.1:${p}`, pid: child.pid, child, stop: () => stop(child) });
     };
     child.stdout.setEncoding('utf8').on('data', (chunk) => {
       output += chunk;
@@ -108,10 +109,23 @@ export function request(origin, path, { method = 'GET', headers = {}, body } = {
   });
 }
 
+/** CPU seconds (user + system) a process has used so far, from /proc; null where there is none. */
+function cpuSeconds(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / TICKS;
+  } catch {
+    return null;
+  }
+}
+const TICKS = 100;
+
 /**
  * Each load session of a pair: `warmup` seconds on every server first, then `rounds`
  * sessions of `duration` seconds each, alternating A B B A ... Returns the median
- * requests/s of each server and every round's figure.
+ * requests/s of each server, and the median requests per CPU-second of the server
+ * process (which other load on the machine disturbs far less than requests/s).
  */
 export async function measure(load, targets, { rounds, duration, warmup, connections = 10 }) {
   const names = Object.keys(targets);
@@ -119,15 +133,27 @@ export async function measure(load, targets, { rounds, duration, warmup, connect
     const t = targets[name];
     // `path` goes on the wire as written (autocannon would percent-encode `>` in a URL).
     const req = { method: t.method ?? 'GET', path: t.path, headers: t.headers ?? {}, body: t.body };
+    const cpu0 = t.pid ? cpuSeconds(t.pid) : null;
     const r = await load.run({ url: t.url, duration: seconds, connections, requests: [req] });
+    const cpu1 = t.pid ? cpuSeconds(t.pid) : null;
     const bad = r.non2xx + r.errors + r.timeouts;
     if (bad > 0) throw new Error(`${name}: ${r.non2xx} non-2xx responses, ${r.errors} errors, ${r.timeouts} timeouts during the run`);
-    return r;
+    return { ...r, perCpuSecond: cpu0 !== null && cpu1 !== null && cpu1 > cpu0 ? r.requests / (cpu1 - cpu0) : null };
   };
   for (const name of names) if (warmup > 0) await run(name, warmup);
   const figures = Object.fromEntries(names.map((n) => [n, []]));
+  const perCpu = Object.fromEntries(names.map((n) => [n, []]));
   for (let i = 0; i < rounds; i++) {
-    for (const name of i % 2 === 0 ? names : [...names].reverse()) figures[name].push((await run(name, duration)).rps);
+    for (const name of i % 2 === 0 ? names : [...names].reverse()) {
+      const r = await run(name, duration);
+      figures[name].push(r.rps);
+      if (r.perCpuSecond !== null) perCpu[name].push(r.perCpuSecond);
+    }
   }
-  return { rps: Object.fromEntries(names.map((n) => [n, median(figures[n])])), rounds: figures };
+  const med = (xs) => (xs.length ? median(xs) : null);
+  return {
+    rps: Object.fromEntries(names.map((n) => [n, median(figures[n])])),
+    perCpuSecond: Object.fromEntries(names.map((n) => [n, med(perCpu[n])])),
+    rounds: figures,
+  };
 }

@@ -27,6 +27,7 @@ const STATUS = {
   UnknownProperty: 404,
   MethodNotAllowed: 405,
   NotAcceptable: 406,
+  Conflict: 409,
   PayloadTooLarge: 413,
   UnsupportedContent: 415,
   Unknown: 500,

@@ -198,4 +198,25 @@ async function safepost(op: OperationContext, entities: Entity[]): Promise<Resul
   return { kind: 'change', data: written.map((w) => resource.output(w())), inserted: inserts.length, updated: updated.length };
 }
 
-export const OPERATIONS: Record<string, Operation> = { GET: get, HEAD: get, REPORT: report, POST: post, PUT: put, PATCH: patch, DELETE: del };
+/** A write that lost a race (its targets changed after it selected them) runs again from the start. */
+function retryOnConflict(operation: Operation, attempts = 3): Operation {
+  return async (op) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await operation(op);
+      } catch (e) {
+        if (attempt >= attempts || !ServiceError.is(e) || e.code !== 'Conflict') throw e;
+      }
+    }
+  };
+}
+
+export const OPERATIONS: Record<string, Operation> = {
+  GET: get,
+  HEAD: get,
+  REPORT: report,
+  POST: retryOnConflict(post),
+  PUT: retryOnConflict(put),
+  PATCH: retryOnConflict(patch),
+  DELETE: retryOnConflict(del),
+};

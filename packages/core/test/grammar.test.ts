@@ -224,10 +224,11 @@ describe('InvalidUriSyntax: malformed percent-encoding or UTF-8, too many parts,
     expect(deferred('/Person/_/search=%FF').code).toBe('InvalidUriSyntax');
   });
 
-  test('more than three parts fail and name the extra part', () => {
-    const e = caught(() => parseUri('/Person/A=1/limit=1/extra'));
-    expect(e.code).toBe('InvalidUriSyntax');
-    expect(e.message).toContain('extra');
+  test('more than three parts fail and name the extra part; the error waits until the resource resolves', () => {
+    const parsed = parseUri('/Person/A=1/limit=1/extra');
+    expect(parsed.resource).toBe('Person');
+    expect(parsed.error?.code).toBe('InvalidUriSyntax');
+    expect(parsed.error?.message).toContain('extra');
   });
 
   test('a URI that does not start with / is refused', () => {

@@ -329,3 +329,30 @@ describe('POST with safepost inserts or updates each entity in one request', () 
     expect(stored()).toHaveLength(PEOPLE.length);
   });
 });
+
+describe('concurrent writes to the same entity both land', () => {
+  test('a PATCH whose target changed after it selected it runs again and keeps the other change', async () => {
+    const inner = new MemoryStorage([{ Id: 1, Name: 'Ada', Age: 36 }]);
+    let waiting: Array<() => void> = [];
+    let gate = true;
+    const racing = {
+      // The first two selects wait for each other, so both PATCHes see the same stored entity.
+      select: async (q: any) => {
+        const result = await inner.select(q);
+        if (gate) {
+          await new Promise<void>((resolve) => { waiting.push(resolve); if (waiting.length === 2) { gate = false; waiting.forEach((w) => w()); waiting = []; } });
+        }
+        return result;
+      },
+      write: (batch: any) => inner.write(batch),
+    };
+    const s = createService();
+    s.addResource({ name: 'Racer', storage: racing });
+    const [a, b] = await Promise.all([
+      call(s, 'PATCH', '/Racer/Id=1', { body: { Name: 'Ada L.' } }),
+      call(s, 'PATCH', '/Racer/Id=1', { body: { Age: 37 } }),
+    ]);
+    expect([a.status, b.status]).toEqual([200, 200]);
+    expect(inner.all()).toEqual([{ Id: 1, Name: 'Ada L.', Age: 37 }]);
+  });
+});

@@ -76,14 +76,14 @@ interface ZipEntryInput {
  * exceljs 4.4 hands each sheet's XML to its zip without back-pressure (its StreamBuf
  * ignores `write()`'s answer), so a fast producer piles XML up in memory. The zip entry's
  * input buffer is the one place the backlog shows (it grows when compression or the
- * client falls behind): wait for it to drain once it holds more than MAX_BACKLOG.
+ * client falls behind): past MAX_BACKLOG, wait for it to drain. Below, still yield, so
+ * compression (on the thread pool) keeps running while rows are produced.
  */
-function caughtUp(worksheet: Worksheet, signal: AbortSignal): Promise<void> | void {
+function caughtUp(worksheet: Worksheet, signal: AbortSignal): Promise<void> {
   const input = (worksheet as unknown as { stream?: { pipes?: ZipEntryInput[] } }).stream?.pipes?.[0];
   const backlog = input?._writableState?.length;
-  // Internals changed (another exceljs version): at least let the zip run between batches.
-  if (input === undefined || backlog === undefined) return new Promise((resolve) => setImmediate(resolve));
-  if (backlog <= MAX_BACKLOG) return;
+  // Unknown internals (another exceljs version) fall back to yielding only.
+  if (input === undefined || backlog === undefined || backlog <= MAX_BACKLOG) return new Promise((resolve) => setImmediate(resolve));
   return new Promise((resolve) => {
     const done = () => {
       input.off('drain', done);

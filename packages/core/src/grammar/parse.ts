@@ -62,12 +62,13 @@ function parseUncached(uri: string): ParsedUri {
   const path = stripQuery(uri);
   if (path.length > 0 && path[0] !== '/') throw new ServiceError('InvalidUriSyntax', `The URI must start with '/': '${short(path)}'`);
   const raw = parseRaw(path);
-  if (raw.extra !== null && raw.extra.text !== '') {
-    throw new ServiceError('InvalidUriSyntax', `Too many parts in the URI: a URI has at most /<resource>/<conditions>/<meta-conditions>, but '${short(raw.extra.text)}' follows at position ${raw.extra.offset}`);
-  }
+  // Raised after the resource resolves (like condition errors), so the error record names it.
+  const tooManyParts = raw.extra !== null && raw.extra.text !== ''
+    ? new ServiceError('InvalidUriSyntax', `Too many parts in the URI: a URI has at most /<resource>/<conditions>/<meta-conditions>, but '${short(raw.extra.text)}' follows at position ${raw.extra.offset}`)
+    : null;
   const resource = decode(raw.resource.name, 'resource name');
   const view = raw.resource.view === null ? null : decode(raw.resource.view, 'view name');
-  let error: ServiceError | null = null;
+  let error: ServiceError | null = tooManyParts;
   let conditions: Condition[] = [];
   let meta: MetaEntry[] = [];
   try {
@@ -75,7 +76,7 @@ function parseUncached(uri: string): ParsedUri {
     meta = (raw.meta ?? []).map(toMetaEntry);
   } catch (e) {
     if (!ServiceError.is(e)) throw e;
-    error = e;
+    error ??= e;
   }
   return { resource, macro: raw.resource.macro, view: view === '' ? null : view, conditions, meta, error };
 }
@@ -89,7 +90,9 @@ function stripQuery(uri: string): string {
 
 function toCondition(item: RawItem): Condition {
   if (item.op === null) {
-    throw new ServiceError('InvalidConditionOperator', `No valid operator in condition '${short(decodeLoose(item.text))}' at position ${item.offset}. Operators are =, !=, <, >, <=, >=`);
+    const decoded = decodeLoose(item.text);
+    const hint = decoded === item.text ? '' : ` (written '${short(item.text)}': percent-encoded characters other than %3C and %3E are data, not operators)`;
+    throw new ServiceError('InvalidConditionOperator', `No valid operator in condition '${short(decoded)}' at position ${item.offset}${hint}. Operators are =, !=, <, >, <=, >=`);
   }
   if (/^(=|<|>|!=|%3[CcEe])/.test(item.value)) {
     throw new ServiceError('InvalidConditionOperator', `Invalid operator in condition '${short(decodeLoose(item.text))}' at position ${item.offset}. Operators are =, !=, <, >, <=, >=`);

@@ -38,7 +38,7 @@ export function compileProjection(meta: MetaConditions): CompiledProjection {
     if (addedNames.has(name)) return addedNames.get(name)!;
     if (targetOf.has(name)) return targetOf.get(name)!;
     if (targetOf.has(head) || [...addedNames.keys()].some((k) => k.startsWith(`${head}.`))) return null;
-    if (select && !select.some((s) => s.text.toLowerCase() === name)) return null;
+    // A property that select leaves out still orders: it is read from the stored entity.
     return l;
   };
 

@@ -47,7 +47,8 @@ function convert(value: Literal, type: string, text: string): Literal {
   const raw = value.kind === 'string' ? value.value : value.text;
   switch (type) {
     case 'string':
-      return { kind: 'string', value: raw };
+      // A date literal keeps comparing by time with strings that hold ISO dates.
+      return value.kind === 'raw' && value.date !== undefined ? { kind: 'raw', text: raw, date: value.date } : { kind: 'string', value: raw };
     case 'number':
     case 'integer':
       if (value.kind === 'raw' && value.number !== undefined && (type === 'number' || Number.isInteger(value.number))) return { kind: 'raw', text: raw, number: value.number };

@@ -54,7 +54,7 @@ export class MemoryStorage implements Storage {
       if (replacement !== undefined) { found++; next.push(replacement); } else next.push(e);
     }
     if (found !== updates.size + deletes.size) {
-      throw new ServiceError('Unknown', 'The entities to change were changed by another request; nothing was written');
+      throw new ServiceError('Conflict', 'The entities to change were changed by another request; nothing was written');
     }
     if (batch.insert?.length) next.push(...batch.insert);
     this.entities = next;
