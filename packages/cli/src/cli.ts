@@ -14,11 +14,12 @@ async function main(argv: string[]): Promise<void> {
     process.exitCode = 2;
     return;
   }
-  const { service, server, url } = await serve(options);
+  const { service, server, url, store } = await serve(options);
   const stop = () => {
     server.close();
     server.closeAllConnections();
-    void service.close().finally(() => process.exit(0));
+    // A save in progress finishes first, so no temp file is left behind.
+    void service.close().then(() => store.idle()).finally(() => process.exit(0));
   };
   // Ready means stoppable: a supervisor may signal as soon as it reads the line below.
   process.once('SIGINT', stop);

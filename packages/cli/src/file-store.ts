@@ -1,13 +1,20 @@
 import { open, readFile, rename, unlink } from 'node:fs/promises';
 import { MemoryStorage, type Entity, type SelectQuery, type SelectResult, type Storage, type WriteBatch } from '@resourcery/core';
 
+/** Admin data kept in the file beside the resources, so a restart keeps it (logs are not kept). */
+const PERSISTED_ADMIN = new Set(['service.admin.macro', 'service.admin.webhook', 'service.admin.webhookoutbox']);
+
 /**
  * A JSON file of `{ "<Resource>": [entities...] }` held in memory. Every write is saved
  * before it is acknowledged, atomically (temp file + fsync + rename); writes that arrive
- * while a save runs share the next save (group commit).
+ * while a save runs share the next save (group commit). Keys starting with `Service.`
+ * hold the service's own data (macros, webhooks, pending deliveries), not resources.
  */
 export class FileStore {
   readonly resources = new Map<string, MemoryStorage>();
+  private readonly admin = new Map<string, MemoryStorage>();
+  /** How admin keys are spelled in the file. */
+  private readonly adminNames = new Map<string, string>();
   private current: Promise<void> | null = null;
   private next: Promise<void> | null = null;
 
@@ -27,14 +34,41 @@ export class FileStore {
       if (!Array.isArray(entities) || entities.some((e) => e === null || typeof e !== 'object' || Array.isArray(e))) {
         throw new Error(`"${name}" in ${file} must be an array of objects`);
       }
-      store.resources.set(name, new MemoryStorage(entities as Entity[]));
+      if (name.toLowerCase().startsWith('service.')) {
+        store.admin.set(name.toLowerCase(), new MemoryStorage(entities as Entity[]));
+        store.adminNames.set(name.toLowerCase(), name);
+      }
+      else store.resources.set(name, new MemoryStorage(entities as Entity[]));
     }
     return store;
   }
 
   /** The storage of one resource; its writes are saved to the file before they resolve. */
   storage(name: string): Storage {
-    const memory = this.resources.get(name)!;
+    return this.saving(this.resources.get(name)!);
+  }
+
+  /** Storage for an admin resource kept in the file; undefined for the ones kept in memory only. */
+  adminStorage(name: string): Storage | undefined {
+    const key = name.toLowerCase();
+    if (!PERSISTED_ADMIN.has(key)) return undefined;
+    let memory = this.admin.get(key);
+    if (!memory) this.admin.set(key, (memory = new MemoryStorage()));
+    return this.saving(memory, name);
+  }
+
+  /** Resolves when no save is running or waiting. */
+  async idle(): Promise<void> {
+    for (;;) {
+      const pending = this.next ?? this.current;
+      if (pending === null) return;
+      await pending.catch(() => undefined);
+      if (this.next === null && pending === this.current) return;
+    }
+  }
+
+  private saving(memory: MemoryStorage, adminName?: string): Storage {
+    if (adminName !== undefined) this.adminNames.set(adminName.toLowerCase(), adminName);
     return {
       select: (query: SelectQuery): Promise<SelectResult> => memory.select(query),
       count: (query) => memory.count(query),
@@ -61,6 +95,7 @@ export class FileStore {
   private async writeNow(): Promise<void> {
     const data: Record<string, readonly Entity[]> = {};
     for (const [name, memory] of this.resources) data[name] = memory.all();
+    for (const [key, memory] of this.admin) if (memory.all().length > 0) data[this.adminNames.get(key) ?? key] = memory.all();
     const tmp = `${this.file}.${process.pid}.tmp`;
     const handle = await open(tmp, 'w');
     try {

@@ -50,6 +50,7 @@ export async function serve(options: ServeOptions): Promise<{ service: Service; 
   const service = createService({
     apiKeys: options.apiKeys.map((key) => ({ key })),
     allowPrivateDestinations: options.allowPrivateDestinations,
+    adminStorage: (name) => store.adminStorage(name),
   });
   for (const name of store.resources.keys()) service.addResource({ name, storage: store.storage(name) });
   const server = createServer(service);

@@ -172,6 +172,26 @@ describe('changes are written back to the file atomically before the response', 
   });
 });
 
+describe('macros and webhooks are kept in the file too; error records are not', () => {
+  test('a macro and a webhook survive a restart, stored under Service.* keys that are not resources', async () => {
+    const first = await serve();
+    expect((await request(first, 'POST', '/Service.Admin.Macro', { Name: 'wide', Uri: '/Garden.Bed/Rows>3' })).status).toBe(201);
+    expect((await request(first, 'POST', '/Service.Admin.Webhook', { Label: 'beds', Destination: '/Gardener', EventSelector: '/Garden.Bed.Inserted' })).status).toBe(201);
+    expect((await request(first, 'GET', '/Nowhere')).status).toBe(404);
+    const disk = await onDisk();
+    expect(disk['Service.Admin.Macro']).toEqual([expect.objectContaining({ Name: 'wide', Uri: '/Garden.Bed/Rows>3' })]);
+    expect(disk['Service.Admin.Webhook']).toEqual([expect.objectContaining({ Label: 'beds' })]);
+    expect(disk['Service.Admin.Error']).toBeUndefined();
+    expect((await stop(first)).code).toBe(0);
+
+    const second = await serve();
+    expect((await request(second, 'GET', '/$wide/_/select=Crop')).json).toEqual([{ Crop: 'Kale' }, { Crop: 'Bean' }]);
+    expect((await request(second, 'GET', '/Service.Admin.Webhook/_/select=Label')).json).toEqual([{ Label: 'beds' }]);
+    const listed = (await request(second, 'GET', '/Service.AvailableResource/_/select=Name')).json.map((r: { Name: string }) => r.Name);
+    expect(listed.filter((n: string) => n === 'Service.Admin.Macro')).toHaveLength(1);
+  });
+});
+
 describe('FileStore: writes that arrive together share one file write (group commit)', () => {
   test('20 concurrent writes cause far fewer than 20 file replacements, and all are saved', async () => {
     const store = await FileStore.load(file);

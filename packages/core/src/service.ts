@@ -28,8 +28,8 @@ export interface ServiceOptions {
   maxErrorRecords?: number;
   /** Whether entity resources raise Inserted/Updated/Deleted events (default true). */
   events?: boolean;
-  /** Storage for the built-in admin resources (macros, webhooks, errors); default memory. */
-  adminStorage?: (resourceName: string) => Storage;
+  /** Storage for the built-in admin resources (macros, webhooks, outbox, errors); undefined or omitted: memory. */
+  adminStorage?: (resourceName: string) => Storage | undefined;
   /** Extra protocol providers, after the default one. */
   protocols?: ProtocolProvider[];
   /** Let webhooks, Source and Destination reach loopback and private addresses. */

@@ -28,7 +28,7 @@ export interface SheetSource {
   rows: Iterable<unknown[]>;
 }
 
-/** Rows written between checks of the zip's backlog. */
+/** Rows written between turns given to the zip (and looks at its backlog). */
 const CHECK_EVERY = 100;
 /** Sheet XML the zip may hold before the writer waits for it (and for the client) to catch up. */
 const MAX_BACKLOG = 1024 * 1024;

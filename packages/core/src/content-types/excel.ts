@@ -9,7 +9,7 @@ import { declaredUnzippedSize } from './zip-size.js';
 
 /**
  * Largest unpacked workbook read (sum of the ZIP's entries). exceljs holds a whole
- * workbook in memory at roughly ten times its XML size, so this bounds a request's memory.
+ * workbook in memory at ten to fifteen times its XML size, so this bounds a request's memory.
  */
 export const MAX_UNZIPPED_WORKBOOK = 64 * 1024 * 1024;
 
