@@ -11,7 +11,7 @@ if (!existsSync(path.join(kit, 'run.mjs'))) {
   console.log('conformance kit not found beside the project: skipped');
   process.exit(0);
 }
-const CASES = ['01-uri-conditions', '02-meta-conditions', '03-methods', '04-errors', '05-macros', '07-auth'];
+const CASES = ['01-uri-conditions', '02-meta-conditions', '03-methods', '04-errors', '05-macros', '06-protocols', '07-auth', '08-webhooks'];
 const files = CASES.map((c) => path.join(kit, 'cases', `${c}.json`));
 const servers = [
   null,

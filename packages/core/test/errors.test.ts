@@ -124,6 +124,13 @@ describe('the Error record describes the failed request', () => {
     expect((await recordOf(service, r.json.MoreInfoAt)).Body).toBe(body);
   });
 
+  test('a binary body is described by its size and type instead of being stored as text', async () => {
+    const bytes = Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x00, 0xff, 0xfe, 0x00]);
+    const res = await service.handle({ method: 'POST', uri: '/Lab.Sample', headers: { 'content-type': 'application/x-unknown' }, body: bytes });
+    const moreInfoAt = JSON.parse(String(res.body)).MoreInfoAt;
+    expect((await recordOf(service, moreInfoAt)).Body).toBe('<8 bytes of binary data (application/x-unknown)>');
+  });
+
   test('Headers never hold secrets: Authorization and Cookie are *****', async () => {
     const keyed = createService({ apiKeys: [{ key: 'k-secret-1' }] });
     const auth = { authorization: 'apikey k-secret-1' };

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { ServiceError } from '../errors.js';
 import { normalizeBasePath } from './base-path.js';
 import type { Resource } from '../resources.js';
@@ -70,6 +71,8 @@ export class RequestContext {
     try {
       const bytes = this.bodyBytes !== undefined ? this.bodyBytes : await this.body();
       if (!bytes || bytes.length === 0) return '';
+      // A spreadsheet or other binary upload is described, not dumped as mojibake.
+      if (!isUtf8(bytes) || bytes.subarray(0, 512).includes(0)) return `<${bytes.length} bytes of binary data (${this.clientHeaders['content-type'] ?? 'no Content-Type'})>`;
       const text = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.length, limit)).toString('utf8');
       return bytes.length > limit ? `${text}... (${bytes.length} bytes)` : text;
     } catch {
