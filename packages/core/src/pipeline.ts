@@ -74,8 +74,16 @@ function respond(ctx: RequestContext, resource: Resource, output: Negotiated, re
   return { status, headers, body };
 }
 
+/** Content-Type values, made once per content type rather than once per response. */
+const contentTypeHeaders = new WeakMap<ContentType, string>();
+
 function contentTypeHeader(type: ContentType): string {
-  return type.mimeType === 'application/json' || type.mimeType.startsWith('text/') ? `${type.mimeType}; charset=utf-8` : type.mimeType;
+  let header = contentTypeHeaders.get(type);
+  if (header === undefined) {
+    header = type.mimeType === 'application/json' || type.mimeType.startsWith('text/') ? `${type.mimeType}; charset=utf-8` : type.mimeType;
+    contentTypeHeaders.set(type, header);
+  }
+  return header;
 }
 
 /** yyMMddHHmmss in UTC. */

@@ -80,6 +80,29 @@ describe('the Secret is write-only', () => {
   });
 });
 
+describe('credentials in Headers are masked in output and kept when the masked value comes back', () => {
+  test('Authorization is shown as *****, other headers as they are; a PUT of the GET output keeps the key', async () => {
+    const hook = { Label: 'k', Destination: '/Person', EventSelector: '/Person.Deleted', Headers: { Authorization: 'apikey k-123', 'X-Team': 'blue' }, CustomPayloadRequest: { URI: '/Person', Headers: { authorization: 'apikey k-456' } } };
+    const created = await call(service, 'POST', HOOKS, hook);
+    expect(created.body[0].Headers).toEqual({ Authorization: '*****', 'X-Team': 'blue' });
+    expect(JSON.stringify((await call(service, 'GET', HOOKS)).body)).not.toMatch(/k-123|k-456/);
+
+    const [shown] = (await call(service, 'GET', HOOKS)).body;
+    await call(service, 'PUT', `${HOOKS}/Label=k`, { ...shown, Headers: { ...shown.Headers, 'X-Team': 'red' } });
+    const { entities } = await service.resources.find('Service.Admin.Webhook')!.storage.select({ conditions: [], predicate: null, order: null, offset: 0, limit: -1 });
+    const stored = [...(entities as Iterable<any>)][0];
+    expect(stored.Headers).toEqual({ Authorization: 'apikey k-123', 'X-Team': 'red' });
+    expect(stored.CustomPayloadRequest.Headers).toEqual({ authorization: 'apikey k-456' });
+  });
+
+  test('a new value replaces the stored credential', async () => {
+    await call(service, 'POST', HOOKS, { Label: 'k', Destination: '/Person', EventSelector: '/Person.Deleted', Headers: { Authorization: 'apikey old' } });
+    await call(service, 'PATCH', `${HOOKS}/Label=k`, { Headers: { Authorization: 'apikey new' } });
+    const { entities } = await service.resources.find('Service.Admin.Webhook')!.storage.select({ conditions: [], predicate: null, order: null, offset: 0, limit: -1 });
+    expect([...(entities as Iterable<any>)][0].Headers).toEqual({ Authorization: 'apikey new' });
+  });
+});
+
 describe('bad webhooks are refused with 400 InvalidResourceEntity naming the property', () => {
   const valid = { Destination: '/Person', EventSelector: '/Person.Inserted' };
   test.each([

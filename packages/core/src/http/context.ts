@@ -21,7 +21,9 @@ export function normalizeHeaders(headers: Record<string, HeaderValue> | undefine
 /** One request as it moves through the pipeline. */
 export class RequestContext {
   readonly started = performance.now();
-  readonly time = new Date();
+  /** Milliseconds since the epoch when the request arrived; `time` makes a Date of it only when asked. */
+  private readonly arrived = Date.now();
+  private date: Date | undefined;
   readonly method: string;
   readonly uri: string;
   readonly basePath: string;
@@ -45,6 +47,11 @@ export class RequestContext {
     this.headers = this.clientHeaders;
     this.rawBody = request.body;
     this.depth = depth;
+  }
+
+  /** When the request arrived (error records, file names). */
+  get time(): Date {
+    return (this.date ??= new Date(this.arrived));
   }
 
   elapsedMs(): number {

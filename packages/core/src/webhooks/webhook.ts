@@ -1,3 +1,4 @@
+import { Auth } from '../auth.js';
 import { randomUUID } from 'node:crypto';
 import { ServiceError } from '../errors.js';
 import { parseUri } from '../grammar/parse.js';
@@ -193,7 +194,7 @@ export function toStoredWebhook(service: Service, input: Entity, existing?: Enti
   if (f.Label !== undefined && f.Label !== null && typeof f.Label !== 'string') invalid('Label', 'Label must be a string');
   const method = f.Method ?? 'POST';
   if (typeof method !== 'string' || !(METHODS as readonly string[]).includes(method.toUpperCase())) invalid('Method', `Method must be one of ${METHODS.join(', ')}`);
-  const headers = headersOf(f.Headers, 'Headers');
+  const headers = unmask(headersOf(f.Headers, 'Headers'), (existing as Webhook | undefined)?.Headers);
   const contentType = Object.entries(headers).find(([name]) => name.toLowerCase() === 'content-type')?.[1];
   if (contentType !== undefined) {
     try {
@@ -212,7 +213,7 @@ export function toStoredWebhook(service: Service, input: Entity, existing?: Enti
     EventSelector: selector,
     Headers: headers,
     IsPaused: booleanOf(f.IsPaused, 'IsPaused', false),
-    CustomPayloadRequest: customPayloadRequestOf(service, f.CustomPayloadRequest),
+    CustomPayloadRequest: unmaskRequest(customPayloadRequestOf(service, f.CustomPayloadRequest), (existing as Webhook | undefined)?.CustomPayloadRequest),
     Secret: secretOf(f.Secret),
   };
 }
@@ -227,8 +228,32 @@ export function webhookOutput(entity: Entity): Entity {
     Method: w.Method,
     Destination: w.Destination,
     EventSelector: w.EventSelector,
-    Headers: w.Headers,
+    Headers: mask(w.Headers),
     IsPaused: w.IsPaused,
-    CustomPayloadRequest: r ? { Method: 'GET', URI: r.URI, Headers: r.Headers, Body: r.Body, BreakOnError: r.BreakOnError, BreakOnNoContent: r.BreakOnNoContent } : null,
+    CustomPayloadRequest: r ? { Method: 'GET', URI: r.URI, Headers: mask(r.Headers), Body: r.Body, BreakOnError: r.BreakOnError, BreakOnNoContent: r.BreakOnNoContent } : null,
   };
+}
+
+const MASK = '*****';
+
+/** Credentials in Headers (Authorization, Cookie...) are shown as *****, like the Secret they are. */
+function mask(headers: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) out[name] = Auth.isSecretHeader(name.toLowerCase()) ? MASK : value;
+  return out;
+}
+
+/** A masked value sent back (GET, edit, PUT) keeps the stored credential. */
+function unmask(headers: Record<string, string>, stored: Record<string, string> | undefined): Record<string, string> {
+  if (!stored) return headers;
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    const kept = value === MASK ? Object.entries(stored).find(([n]) => n.toLowerCase() === name.toLowerCase())?.[1] : undefined;
+    out[name] = kept ?? value;
+  }
+  return out;
+}
+
+function unmaskRequest(request: CustomPayloadRequest | null, stored: CustomPayloadRequest | null | undefined): CustomPayloadRequest | null {
+  return request && stored ? { ...request, Headers: unmask(request.Headers, stored.Headers) } : request;
 }
