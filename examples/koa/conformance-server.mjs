@@ -1,31 +1,17 @@
 #!/usr/bin/env node
 // The CLI's `serve` through Koa, for the shared conformance kit (scripts/conformance.mjs):
 //   node examples/koa/conformance-server.mjs <data.json> --port N [--api-key K]... [--allow-private-destinations]
-// Same arguments, same data file handling (FileStore writes changes back), same listening line.
+// Same arguments, same service over the data file (changes written back), same listening line.
 import Koa from 'koa';
-import { createService } from '@resourcery/core';
 import { createKoaMiddleware } from '@resourcery/koa';
 // A relative path: examples/ does not depend on the CLI package (needs `pnpm build`).
-import { FileStore, parseServeArgs } from '../../packages/cli/dist/index.js';
+import { createFileService, parseServeArgs, stopOnSignals, urlOf } from '../../packages/cli/dist/index.js';
 
 const options = parseServeArgs(['serve', ...process.argv.slice(2)]);
-const store = await FileStore.load(options.file);
-const service = createService({
-  apiKeys: options.apiKeys.map((key) => ({ key })),
-  allowPrivateDestinations: options.allowPrivateDestinations,
-});
-for (const name of store.resources.keys()) service.addResource({ name, storage: store.storage(name) });
-
+const { service, store } = await createFileService(options);
 const app = new Koa();
 app.use(createKoaMiddleware(service));
 const server = app.listen(options.port, options.host, () => {
-  const host = options.host.includes(':') ? `[${options.host}]` : options.host;
-  console.log(`Resourcery is serving ${options.file} at http://${host}:${server.address().port}`);
+  stopOnSignals(server, service, store);
+  console.log(`Resourcery is serving ${options.file} at ${urlOf(server, options.host)}`);
 });
-const stop = () => {
-  server.close();
-  server.closeAllConnections();
-  void service.close().finally(() => process.exit(0));
-};
-process.once('SIGINT', stop);
-process.once('SIGTERM', stop);

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { parseServeArgs, serve, USAGE } from './serve.js';
+import { parseServeArgs, serve, stopOnSignals, USAGE } from './serve.js';
 
 async function main(argv: string[]): Promise<void> {
   if (argv.includes('--help') || argv.includes('-h') || argv.length === 0) {
@@ -15,15 +15,8 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   const { service, server, url, store } = await serve(options);
-  const stop = () => {
-    server.close();
-    server.closeAllConnections();
-    // A save in progress finishes first, so no temp file is left behind.
-    void service.close().then(() => store.idle()).finally(() => process.exit(0));
-  };
   // Ready means stoppable: a supervisor may signal as soon as it reads the line below.
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  stopOnSignals(server, service, store);
   process.stdout.write(`Resourcery is serving ${options.file} at ${url}\n`);
 }
 

@@ -1,2 +1,2 @@
 export { FileStore } from './file-store.js';
-export { serve, parseServeArgs, type ServeOptions } from './serve.js';
+export { serve, parseServeArgs, createFileService, stopOnSignals, urlOf, USAGE, type ServeOptions } from './serve.js';

@@ -44,8 +44,8 @@ export function parseServeArgs(argv: string[]): ServeOptions {
   return { file, port, host: values.host!, apiKeys: values['api-key']!, allowPrivateDestinations: values['allow-private-destinations']! };
 }
 
-/** Loads the file, builds the service and listens. */
-export async function serve(options: ServeOptions): Promise<{ service: Service; server: http.Server; url: string; store: FileStore }> {
+/** The service of `serve` without a server: every array of the file a resource, admin data kept in it. */
+export async function createFileService(options: Pick<ServeOptions, 'file' | 'apiKeys' | 'allowPrivateDestinations'>): Promise<{ service: Service; store: FileStore }> {
   const store = await FileStore.load(options.file);
   const service = createService({
     apiKeys: options.apiKeys.map((key) => ({ key })),
@@ -53,12 +53,33 @@ export async function serve(options: ServeOptions): Promise<{ service: Service; 
     adminStorage: (name) => store.adminStorage(name),
   });
   for (const name of store.resources.keys()) service.addResource({ name, storage: store.storage(name) });
+  return { service, store };
+}
+
+/** `http://host:port` of a listening server. */
+export function urlOf(server: { address(): AddressInfo | string | null }, host: string): string {
+  const { port } = server.address() as AddressInfo;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+/** Loads the file, builds the service and listens. */
+export async function serve(options: ServeOptions): Promise<{ service: Service; server: http.Server; url: string; store: FileStore }> {
+  const { service, store } = await createFileService(options);
   const server = createServer(service);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => resolve());
   });
-  const { port } = server.address() as AddressInfo;
-  const host = options.host.includes(':') ? `[${options.host}]` : options.host;
-  return { service, server, url: `http://${host}:${port}`, store };
+  return { service, server, url: urlOf(server, options.host), store };
+}
+
+/** Stops on SIGINT/SIGTERM: close the server, the service (webhook worker), then wait for a running save. */
+export function stopOnSignals(server: http.Server, service: Service, store: FileStore): void {
+  const stop = () => {
+    server.close();
+    server.closeAllConnections();
+    void service.close().then(() => store.idle()).finally(() => process.exit(0));
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
 }
