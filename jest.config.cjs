@@ -5,8 +5,12 @@ module.exports = {
   testMatch: ['**/test/**/*.test.ts', '**/examples/**/*.test.ts'],
   moduleNameMapper: {
     '^(\.{1,2}/.*)\.js$': '$1', '^@resourcery/(core|node|express|koa|cli|sql)$': '<rootDir>/packages/$1/src/index.ts' },
-  transform: { '^.+\\.(t|j)s$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }] },
+  transform: {
+    '^.+\\.(t|j)s$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }],
+    // PGlite's CommonJS build still calls import('fs'), which jest's VM refuses: swc turns it into require.
+    '@electric-sql[\\\\/]pglite[\\\\/]dist[\\\\/][^\\\\/]+\\.cjs$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }],
+  },
   // content-type 3 ships only ESM: let swc turn it into CommonJS like our sources.
-  transformIgnorePatterns: ['/node_modules/(?!(\\.pnpm/content-type@[^/]+/node_modules/)?content-type/)'],
+  transformIgnorePatterns: ['/node_modules/(?!(\\.pnpm/[^/]+/node_modules/)?(content-type|@electric-sql/pglite)/)'],
   testTimeout: 20000,
 };

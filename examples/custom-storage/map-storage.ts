@@ -26,7 +26,7 @@ export class MapStorage implements Storage {
     const next = new Map(current);
     const stale = [...(batch.delete ?? []), ...(batch.update ?? []).map((u) => u.target)].some((t) => current.get(t[this.key]) !== t);
     // Targets are the objects select handed out; another object means another request changed it.
-    if (stale) throw new ServiceError('Unknown', 'The entities were changed by another request; nothing was written');
+    if (stale) throw new ServiceError('Conflict', 'The entities were changed by another request; nothing was written');
     for (const target of batch.delete ?? []) next.delete(target[this.key]);
     for (const { target, value } of batch.update ?? []) {
       if (value[this.key] === target[this.key]) next.set(target[this.key], value); // keeps its position

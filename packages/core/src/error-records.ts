@@ -34,7 +34,7 @@ export class ErrorRecords {
       Message: error.message,
       Uri: ctx.basePath + ctx.uri,
       Headers: renderHeaders(ctx.clientHeaders),
-      Body: redactBody(await ctx.bodyTextForRecord()),
+      Body: truncate(redactBody(await ctx.bodyTextForRecord(), ctx.clientHeaders['content-type']), MAX_BODY_TEXT),
     };
     await this.storage.write({ insert: [entity] });
     if (++this.stored > this.max) {
@@ -58,17 +58,35 @@ export class ErrorRecords {
     this.stored -= Math.min(excess, oldest.length);
   }
 
-  /** Keeps the count right after records are deleted through the resource. */
-  forget(count: number): void {
-    this.stored = Math.max(0, this.stored - count);
-  }
 }
 
 const SECRET_KEY = /^(authorization|proxy-authorization|cookie|secret|password|passwd|api[-_]?key|token|access[-_]?token|client[-_]?secret)$/i;
 
-/** A JSON body with the values of credential-like properties (at any depth) replaced by *****. */
-export function redactBody(text: string): string {
-  if (text === '' || !/^\s*[[{]/.test(text)) return text;
+/** How much of a failed request's body a record keeps. */
+const MAX_BODY_TEXT = 65536;
+
+function truncate(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}... (${text.length} characters)` : text;
+}
+
+/**
+ * The body with the values of credential-like properties replaced by *****: at any depth
+ * of a JSON body, and in a form-encoded body. Redacted before truncation, so a long body
+ * cannot hide a secret past the cut.
+ */
+export function redactBody(text: string, contentType = ''): string {
+  if (text === '') return text;
+  if (/^\s*[[{]/.test(text)) return redactJson(text);
+  if (/^application\/x-www-form-urlencoded/i.test(contentType)) {
+    const form = new URLSearchParams(text);
+    let changed = false;
+    for (const key of [...form.keys()]) if (SECRET_KEY.test(key)) { form.set(key, '*****'); changed = true; }
+    return changed ? form.toString() : text;
+  }
+  return text;
+}
+
+function redactJson(text: string): string {
   let value: unknown;
   try {
     value = JSON.parse(text);

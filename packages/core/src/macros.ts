@@ -2,6 +2,7 @@ import { ServiceError } from './errors.js';
 import { parseUri, type ParsedUri } from './grammar/parse.js';
 import type { RequestContext } from './http/context.js';
 import { Lru } from './lru.js';
+import type { Protocols } from './protocols.js';
 import type { Entity } from './query/conditions.js';
 import type { Service } from './service.js';
 import { SELECT_ALL, type Storage, type WriteBatch } from './storage/storage.js';
@@ -37,7 +38,10 @@ export class Macros {
   private byName: Map<string, Macro> | null = null;
   private readonly rewrites = new Lru<string, Rewrite>(2000);
 
+  private readonly protocols: Protocols;
+
   constructor(service: Service) {
+    this.protocols = service.protocols;
     this.storage = service.adminStorage(MACRO_RESOURCE);
     service.addResource({
       name: MACRO_RESOURCE,
@@ -71,7 +75,7 @@ export class Macros {
       rewrite = this.resolve(parsed, await this.macros());
       this.rewrites.set(ctx.uri, rewrite);
     }
-    for (const macro of rewrite.chain) await applyHeadersAndBody(macro, ctx);
+    for (const macro of rewrite.chain) await applyHeadersAndBody(macro, ctx, this.protocols);
     return rewrite.parsed;
   }
 
@@ -185,13 +189,13 @@ function invalid(property: string, message: string): never {
 }
 
 /** Rules 6 and 7: macro headers fill in (or replace), the macro body stands in (or replaces). */
-async function applyHeadersAndBody(macro: Macro, ctx: RequestContext): Promise<void> {
+async function applyHeadersAndBody(macro: Macro, ctx: RequestContext, protocols: Protocols): Promise<void> {
   if (macro.Headers) {
     const headers = { ...ctx.headers };
     for (const [name, value] of Object.entries(macro.Headers)) {
       const key = name.toLowerCase();
-      // `Accept: */*` (what curl and browsers send by default) states no preference: the macro's fills in.
-      const unset = headers[key] === undefined || (key === 'accept' && headers[key].trim() === '*/*');
+      // An Accept that names none of our types itself (curl's `*/*`, a browser's list) states no preference.
+      const unset = headers[key] === undefined || (key === 'accept' && !protocols.namesWritableType(headers[key]));
       if (macro.OverwriteHeaders || unset) headers[key] = value;
     }
     ctx.headers = headers;

@@ -69,6 +69,15 @@ export class Protocols {
     return chosen;
   }
 
+  /**
+   * Whether an Accept value names a type we write by itself, rather than reaching one only
+   * through wildcards (curl's `*\/*`, a browser's `text/html,...,*\/*;q=0.8`).
+   */
+  namesWritableType(accept: string | undefined): boolean {
+    if (accept === undefined) return false;
+    return parseAccept(accept).some((r) => r.q > 0 && !r.type.includes('*') && this.byBinding.get(r.type)?.type.write !== undefined);
+  }
+
   /** The content type that reads the request body, from the Content-Type header (none: JSON). */
   forContentType(header: string | undefined): Negotiated {
     if (header === undefined || header.trim() === '') return { contentType: this.defaultType, params: {} };

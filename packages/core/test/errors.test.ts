@@ -124,6 +124,19 @@ describe('the Error record describes the failed request', () => {
     expect((await recordOf(service, r.json.MoreInfoAt)).Body).toBe(body);
   });
 
+  test('a secret past the length a record keeps is redacted all the same', async () => {
+    const body = JSON.stringify({ Filler: 'x'.repeat(70000), password: 'hunter2' });
+    const r = await call(service, 'POST', '/Nowhere', { body });
+    const record = await recordOf(service, r.json.MoreInfoAt);
+    expect(record.Body).not.toContain('hunter2');
+    expect(record.Body.length).toBeLessThan(body.length);
+  });
+
+  test('form-encoded bodies are redacted too', async () => {
+    const r = await call(service, 'POST', '/Nowhere', { body: 'user=ann&password=hunter2&api_key=k1', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    expect((await recordOf(service, r.json.MoreInfoAt)).Body).toBe('user=ann&password=*****&api_key=*****');
+  });
+
   test('a binary body is described by its size and type instead of being stored as text', async () => {
     const bytes = Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x00, 0xff, 0xfe, 0x00]);
     const res = await service.handle({ method: 'POST', uri: '/Lab.Sample', headers: { 'content-type': 'application/x-unknown' }, body: bytes });

@@ -322,11 +322,14 @@ describe('rule 7: macro headers fill in, and replace the caller ones only with O
     expect(r.json).toMatchObject({ Status: 'success', Data: [CREW[3]] });
   });
 
-  test('Accept: */* (curl and browsers send it by default) states no preference: the macro Accept fills in', async () => {
-    await saveMacro({ Name: 'bare', Uri: '/Fleet.Crew/Name=Hicks', Headers: { Accept: 'application/json;raw=true' } });
-    const r = await call('GET', '/$bare', { headers: { Accept: '*/*' } });
-    expect(r.json).toEqual([CREW[3]]);
-  });
+  test.each(['*/*', 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8'])(
+    'an Accept that names none of our types (%s) states no preference: the macro Accept fills in',
+    async (accept) => {
+      await saveMacro({ Name: 'bare', Uri: '/Fleet.Crew/Name=Hicks', Headers: { Accept: 'application/json;raw=true' } });
+      const r = await call('GET', '/$bare', { headers: { Accept: accept } });
+      expect(r.json).toEqual([CREW[3]]);
+    },
+  );
 
   test('OverwriteHeaders: the macro header replaces the caller one', async () => {
     await saveMacro({ Name: 'bare', Uri: '/Fleet.Crew/Name=Hicks', Headers: { ACCEPT: 'application/json;raw=true' }, OverwriteHeaders: true });

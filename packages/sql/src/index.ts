@@ -1,1 +1,3 @@
-export {};
+export { createSqlStorage, SqlStorage, type SqlStorageOptions } from './sql-storage.js';
+export { openPglite, type SqlClient } from './client.js';
+export { tableNameFor } from './table-name.js';

@@ -94,7 +94,8 @@ function toCondition(item: RawItem): Condition {
     const hint = decoded === item.text ? '' : ` (written '${short(item.text)}': percent-encoded characters other than %3C and %3E are data, not operators)`;
     throw new ServiceError('InvalidConditionOperator', `No valid operator in condition '${short(decoded)}' at position ${item.offset}${hint}. Operators are =, !=, <, >, <=, >=`);
   }
-  if (/^(=|<|>|!=|%3[CcEe])/.test(item.value)) {
+  // A raw operator character right after the operator is a typo (`Age==3`, `Age<>3`); encoded ones are data.
+  if (/^(=|<|>|!=)/.test(item.value)) {
     throw new ServiceError('InvalidConditionOperator', `Invalid operator in condition '${short(decodeLoose(item.text))}' at position ${item.offset}. Operators are =, !=, <, >, <=, >=`);
   }
   const key = decode(item.key, 'condition');

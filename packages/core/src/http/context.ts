@@ -73,15 +73,14 @@ export class RequestContext {
     return this.bodyBytes;
   }
 
-  /** The client's body as text for error records; never throws. */
-  async bodyTextForRecord(limit = 65536): Promise<string> {
+  /** The client's whole body as text for error records (binary bodies described); never throws. */
+  async bodyTextForRecord(): Promise<string> {
     try {
       const bytes = this.bodyBytes !== undefined ? this.bodyBytes : await this.body();
       if (!bytes || bytes.length === 0) return '';
       // A spreadsheet or other binary upload is described, not dumped as mojibake.
       if (!isUtf8(bytes) || bytes.subarray(0, 512).includes(0)) return `<${bytes.length} bytes of binary data (${this.clientHeaders['content-type'] ?? 'no Content-Type'})>`;
-      const text = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.length, limit)).toString('utf8');
-      return bytes.length > limit ? `${text}... (${bytes.length} bytes)` : text;
+      return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('utf8');
     } catch {
       return '';
     }

@@ -62,7 +62,7 @@ export function safeRegExp(pattern: string, flags: string): RegExp {
     throw new ServiceError('InvalidMetaConditionValueType', `Invalid regular expression '${pattern}': ${(e as Error).message}`);
   }
   if (!safeRegex(re) || hasQuantifiedAlternation(pattern) || hasAdjacentOverlappingRepeats(pattern) || /\\[1-9]|\\k</.test(pattern)) {
-    throw new ServiceError('InvalidMetaConditionValueType', `The regular expression '${pattern}' could take exponential time (nested quantifiers, quantified alternation, adjacent repeats such as .*.* or back-references); simplify it`);
+    throw new ServiceError('InvalidMetaConditionValueType', `The regular expression '${pattern}' could backtrack catastrophically (nested quantifiers, quantified alternation, adjacent repeats such as .*.* or back-references); simplify it`);
   }
   regexCache.set(key, re);
   return re;

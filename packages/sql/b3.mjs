@@ -1,0 +1,15 @@
+import { openPglite, createSqlStorage } from './dist/index.js';
+import { parseUri, compileConditions, Locator } from '@resourcery/core';
+import { people } from '../../bench/lib/data.mjs';
+const db = await openPglite();
+const s = createSqlStorage({ client: db, table: 'p' });
+const data = people(100000);
+for (let i = 0; i < 100000; i += 10000) await s.write({ insert: data.slice(i, i + 10000) });
+const orig = db.query.bind(db); let last;
+db.query = (t, p) => { last = [t, p]; return orig(t, p); };
+const { conditions } = parseUri('/P/Age>30&Name!=null');
+await s.select({ conditions, predicate: null, order: { locator: new Locator('Age'), descending: true }, offset: 0, limit: 50 });
+console.log(last[0], last[1]);
+const r = await orig('EXPLAIN ANALYZE ' + last[0], last[1]);
+console.log(r.rows.map((x) => x['QUERY PLAN']).join('\n'));
+await db.close();

@@ -1,0 +1,97 @@
+import type { PGlite } from '@electric-sql/pglite';
+
+/** What the storage needs from a database client: a PGlite instance, a `pg` Pool or Client. */
+export interface SqlClient {
+  query(text: string, params?: any[]): Promise<{ rows: any[] }>;
+}
+
+/** A client with its own transactions (PGlite): other queries wait while one runs. */
+interface TransactionalClient extends SqlClient {
+  transaction<T>(fn: (tx: SqlClient) => Promise<T>): Promise<T>;
+}
+
+/** A pool (`pg.Pool`): a transaction needs one connection of its own. */
+interface PoolClient extends SqlClient {
+  connect(): Promise<SqlClient & { release(error?: Error | boolean): void }>;
+  totalCount: number;
+}
+
+/** Runs single statements and transactions on a client, whatever its kind. */
+export interface Session {
+  query(text: string, params?: string[]): Promise<any[]>;
+  transaction<T>(fn: (query: (text: string, params?: string[]) => Promise<any[]>) => Promise<T>): Promise<T>;
+}
+
+export function sessionFor(client: SqlClient): Session {
+  if (typeof (client as TransactionalClient).transaction === 'function') return transactional(client as TransactionalClient);
+  if (typeof (client as PoolClient).connect === 'function' && 'totalCount' in client) return pooled(client as PoolClient);
+  return singleConnection(client);
+}
+
+const rowsOf = (c: SqlClient) => async (text: string, params: string[] = []) => (await c.query(text, params)).rows;
+
+function transactional(client: TransactionalClient): Session {
+  return { query: rowsOf(client), transaction: (fn) => client.transaction((tx) => fn(rowsOf(tx))) };
+}
+
+function pooled(pool: PoolClient): Session {
+  return {
+    query: rowsOf(pool),
+    async transaction(fn) {
+      const connection = await pool.connect();
+      const query = rowsOf(connection);
+      let broken = false;
+      try {
+        await query('BEGIN');
+        const result = await fn(query);
+        await query('COMMIT');
+        return result;
+      } catch (e) {
+        // A connection whose ROLLBACK failed is in an unknown state: the pool must drop it.
+        await query('ROLLBACK').catch(() => { broken = true; });
+        throw e;
+      } finally {
+        connection.release(broken);
+      }
+    },
+  };
+}
+
+/**
+ * One connection (a `pg.Client`) serves every statement in order, so a transaction must
+ * not let another statement in between its BEGIN and COMMIT: every storage on this
+ * client takes turns through one queue.
+ */
+const queues = new WeakMap<SqlClient, { tail: Promise<unknown> }>();
+
+function singleConnection(client: SqlClient): Session {
+  let queue = queues.get(client);
+  if (queue === undefined) queues.set(client, (queue = { tail: Promise.resolve() }));
+  const q = queue;
+  const exclusive = <T>(fn: () => Promise<T>): Promise<T> => {
+    const run = q.tail.then(fn);
+    q.tail = run.catch(() => undefined);
+    return run;
+  };
+  const query = rowsOf(client);
+  return {
+    query: (text, params) => exclusive(() => query(text, params)),
+    transaction: (fn) => exclusive(async () => {
+      await query('BEGIN');
+      try {
+        const result = await fn(query);
+        await query('COMMIT');
+        return result;
+      } catch (e) {
+        await query('ROLLBACK').catch(() => undefined);
+        throw e;
+      }
+    }),
+  };
+}
+
+/** The embedded default: PGlite in memory, or kept in `dataDir` when given. */
+export async function openPglite(dataDir?: string): Promise<PGlite> {
+  const { PGlite } = await import('@electric-sql/pglite');
+  return PGlite.create(dataDir);
+}

@@ -1,0 +1,185 @@
+import { compileConditions, ServiceError, type Entity, type SelectQuery, type SelectResult, type Storage, type WriteBatch } from '@resourcery/core';
+import { sessionFor, type Session, type SqlClient } from './client.js';
+import { quoteTableName } from './table-name.js';
+import { Params, translateConditions, translateOrder, type ConditionsSql } from './translate.js';
+
+export interface SqlStorageOptions {
+  /** A PGlite instance (see openPglite), a `pg` Pool, or a `pg` Client (one connection). */
+  client: SqlClient;
+  /** `table` or `schema.table`: letters, digits and `_`. */
+  table: string;
+  /** Create the table when it is missing (default true). */
+  create?: boolean;
+}
+
+/** Where an entity handed out lives, and which version of the row it showed. */
+interface RowKey {
+  id: string;
+  version: string;
+}
+
+/**
+ * The table's rows as `s`, with computed columns when tests or an order need them. OFFSET 0
+ * keeps PostgreSQL from inlining the columns into every test that reads them; ordering
+ * by id inside lets a LIMIT stop the scan early (primary key order).
+ */
+function source(table: string, columns: string[], byId = false): string {
+  if (columns.length === 0) return `${table} s`;
+  return `(SELECT r.id, r.version, r.body, ${columns.join(', ')} FROM ${table} r${byId ? ' ORDER BY r.id' : ''} OFFSET 0) s`;
+}
+
+const where = (c: ConditionsSql) => (c.tests.length === 0 ? '' : ` WHERE ${c.tests.join(' AND ')}`);
+
+const conflict = () => new ServiceError('Conflict', 'The entities to change were changed by another request; nothing was written');
+
+/** PostgreSQL refuses NUL characters and unpaired surrogates in jsonb: a client's data problem. */
+const UNSTORABLE = new Set(['22P05', '22P02', '22021']);
+
+/**
+ * Entities as rows of one PostgreSQL table: `body` keeps the JSON text as written (key
+ * order included), `doc` the same as jsonb for queries, `version` counts updates so that
+ * a write whose target changed since it was read is refused (409 Conflict; the service
+ * runs the operation again). Storage order is `id` order; updates keep the row.
+ */
+export class SqlStorage implements Storage {
+  readonly table: string;
+  private readonly quoted: string;
+  private readonly session: Session;
+  private readonly create: boolean;
+  private readonly keys = new WeakMap<Entity, RowKey>();
+  private creating: Promise<void> | null = null;
+
+  constructor(options: SqlStorageOptions) {
+    this.table = options.table;
+    this.quoted = quoteTableName(options.table);
+    this.session = sessionFor(options.client);
+    this.create = options.create ?? true;
+  }
+
+  /** Resolves once the table exists (created on first use). */
+  ready(): Promise<void> {
+    if (!this.create) return Promise.resolve();
+    this.creating ??= this.createTable().catch((e) => {
+      this.creating = null;
+      throw e;
+    });
+    return this.creating;
+  }
+
+  private async createTable(): Promise<void> {
+    const ddl = `CREATE TABLE IF NOT EXISTS ${this.quoted} (id bigserial PRIMARY KEY, version bigint NOT NULL DEFAULT 0, body text NOT NULL, doc jsonb GENERATED ALWAYS AS (body::jsonb) STORED)`;
+    try {
+      await this.session.query(ddl);
+    } catch (e) {
+      // Two instances creating the table at once: one of them loses on the catalog's unique index.
+      if ((e as { code?: string }).code !== '23505' && (e as { code?: string }).code !== '42P07') throw e;
+      await this.session.query(ddl);
+    }
+  }
+
+  async select(query: SelectQuery): Promise<SelectResult> {
+    await this.ready();
+    const params = new Params();
+    const conditions = translateConditions(query.conditions, params);
+    const order = conditions.exact && query.order !== null ? translateOrder(query.order, params) : null;
+    // A page is cut from the exact matches in the exact order, or not at all.
+    const paging = conditions.exact && (query.order === null || order !== null) && query.offset >= 0;
+    const columns = order === null ? conditions.columns : [...conditions.columns, order.column];
+    let text = `SELECT s.id::text AS id, s.version::text AS version, s.body FROM ${source(this.quoted, columns, order === null)}${where(conditions)} ORDER BY ${order?.terms ?? 's.id'}`;
+    if (paging && query.limit >= 0) text += ` LIMIT (${params.add(String(query.limit))})::bigint`;
+    if (paging && query.offset > 0) text += ` OFFSET (${params.add(String(query.offset))})::bigint`;
+    const rows = await this.session.query(text, params.values);
+    const entities = rows.map((row: { id: string; version: string; body: string }) => {
+      const entity = JSON.parse(row.body) as Entity;
+      this.keys.set(entity, { id: row.id, version: row.version });
+      return entity;
+    });
+    return { entities, conditionsApplied: conditions.exact, pagingApplied: paging };
+  }
+
+  async count(query: Pick<SelectQuery, 'conditions' | 'predicate'>): Promise<number> {
+    await this.ready();
+    const params = new Params();
+    const conditions = translateConditions(query.conditions, params);
+    if (conditions.exact) {
+      const rows = await this.session.query(`SELECT count(*)::text AS n FROM ${source(this.quoted, conditions.columns)}${where(conditions)}`, params.values);
+      return Number(rows[0].n);
+    }
+    const predicate = query.predicate ?? compileConditions(query.conditions);
+    const { entities } = await this.select({ ...query, order: null, offset: 0, limit: -1 });
+    let n = 0;
+    for (const e of entities as Entity[]) if (predicate === null || predicate(e)) n++;
+    return n;
+  }
+
+  async write(batch: WriteBatch): Promise<void> {
+    await this.ready();
+    const keyOf = (e: Entity) => this.keys.get(e) ?? (() => { throw conflict(); })();
+    // One row changed twice in a batch: the last value wins, as in MemoryStorage.
+    const updates = new Map<string, { key: RowKey; value: Entity }>();
+    for (const { target, value } of batch.update ?? []) {
+      const key = keyOf(target);
+      updates.set(key.id, { key, value });
+    }
+    const deletes = new Map<string, RowKey>();
+    for (const e of batch.delete ?? []) {
+      const key = keyOf(e);
+      deletes.set(key.id, key);
+    }
+    const inserts = batch.insert ?? [];
+    if (updates.size === 0 && deletes.size === 0 && inserts.length === 0) return;
+
+    const run = async (query: (text: string, params?: string[]) => Promise<any[]>) => {
+      let versions: Array<{ id: string; version: string }> = [];
+      if (updates.size > 0) {
+        const rows = [...updates.values()].map((u) => [u.key.id, u.key.version, u.value]);
+        versions = await query(
+          `UPDATE ${this.quoted} AS t SET body = u.body, version = t.version + 1 ` +
+            `FROM (SELECT (e ->> 0)::bigint AS id, (e ->> 1)::bigint AS version, (e -> 2)::text AS body FROM json_array_elements($1::text::json) e) u ` +
+            'WHERE t.id = u.id AND t.version = u.version RETURNING t.id::text AS id, t.version::text AS version',
+          [JSON.stringify(rows)],
+        );
+        if (versions.length !== updates.size) throw conflict();
+      }
+      if (deletes.size > 0) {
+        const rows = [...deletes.values()].map((k) => [k.id, k.version]);
+        const deleted = await query(
+          `DELETE FROM ${this.quoted} AS t USING (SELECT (e ->> 0)::bigint AS id, (e ->> 1)::bigint AS version FROM json_array_elements($1::text::json) e) u ` +
+            'WHERE t.id = u.id AND t.version = u.version RETURNING t.id',
+          [JSON.stringify(rows)],
+        );
+        if (deleted.length !== deletes.size) throw conflict();
+      }
+      let ids: string[] = [];
+      if (inserts.length > 0) {
+        // `json` (not jsonb) keeps each entity's text as written, key order included.
+        const rows = await query(
+          `INSERT INTO ${this.quoted} (body) SELECT e.value::text FROM json_array_elements($1::text::json) WITH ORDINALITY AS e(value, n) ORDER BY e.n RETURNING id::text AS id`,
+          [JSON.stringify(inserts)],
+        );
+        // Ids are drawn in insert order; RETURNING's row order is not promised.
+        ids = rows.map((r: { id: string }) => r.id).sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));
+      }
+      return { versions, ids };
+    };
+
+    let result: Awaited<ReturnType<typeof run>>;
+    try {
+      // A single INSERT is atomic by itself; anything that may need a rollback runs in a transaction.
+      result = updates.size === 0 && deletes.size === 0 ? await run((text, params) => this.session.query(text, params)) : await this.session.transaction(run);
+    } catch (e) {
+      if (UNSTORABLE.has((e as { code?: string }).code ?? '')) {
+        throw new ServiceError('InvalidResourceEntity', `The SQL storage cannot store this entity: ${(e as Error).message} (NUL characters and unpaired surrogates cannot be stored)`);
+      }
+      throw e;
+    }
+    const updated = new Map(result.versions.map((v) => [v.id, v.version]));
+    for (const [id, u] of updates) this.keys.set(u.value, { id, version: updated.get(id)! });
+    inserts.forEach((e, i) => this.keys.set(e, { id: result.ids[i], version: '0' }));
+  }
+}
+
+/** A Storage over one PostgreSQL table (PGlite or a server), with conditions, order and paging pushed down. */
+export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
+  return new SqlStorage(options);
+}

@@ -1,0 +1,259 @@
+import type { Condition, Literal, Locator, Operator } from '@resourcery/core';
+
+/**
+ * Conditions and order translated to PostgreSQL with the evaluator's rules (DESIGN 2-3,
+ * core query/conditions.ts, locator.ts, order.ts). Request text never becomes SQL
+ * source: every key and value is a bind parameter, always sent as text and cast in SQL.
+ *
+ * Values are read from the `doc jsonb` column into computed columns of a fenced
+ * subquery (OFFSET 0), so each one is read once per row however often a test uses it.
+ * A missing value is SQL NULL, a JSON null is jsonb 'null'.
+ */
+export class Params {
+  readonly values: string[] = [];
+
+  /** A placeholder for the value, typed text. */
+  add(value: string): string {
+    this.values.push(value);
+    return `$${this.values.length}::text`;
+  }
+
+  /** Forgets the parameters added after `mark` (a translation that was given up). */
+  reset(mark: number): null {
+    this.values.length = mark;
+    return null;
+  }
+}
+
+export interface ConditionsSql {
+  /** Computed values: `<expression> AS c<n>`. */
+  columns: string[];
+  /** Boolean tests over the computed values, to be joined with AND. */
+  tests: string[];
+  /** Every condition was translated exactly; otherwise the tests select a superset. */
+  exact: boolean;
+}
+
+export function translateConditions(conditions: readonly Condition[], params: Params): ConditionsSql {
+  const out: ConditionsSql = { columns: [], tests: [], exact: true };
+  for (const condition of conditions) {
+    const mark = params.values.length;
+    const value = valueSql(condition.locator, params);
+    const test = value === null ? null : testSql(`s.c${out.columns.length}`, condition.op, condition.value, params);
+    if (value === null || test === null) {
+      // Leaving a condition out selects a superset; the service applies it in memory.
+      params.reset(mark);
+      out.exact = false;
+      continue;
+    }
+    out.columns.push(`${value} AS c${out.columns.length}`);
+    out.tests.push(test.sql);
+    if (!test.exact) out.exact = false;
+  }
+  return out;
+}
+
+export interface OrderSql {
+  /** The computed order value: `<expression> AS o`. */
+  column: string;
+  /** ORDER BY terms: compareValues' total order, ties in storage (id) order. */
+  terms: string;
+}
+
+/** null/missing < booleans < numbers < strings < the rest, as compareValues. */
+export function translateOrder(order: { locator: Locator; descending: boolean }, params: Params): OrderSql | null {
+  const value = valueSql(order.locator, params);
+  if (value === null) return null;
+  const dir = order.descending ? ' DESC' : '';
+  const rank = `CASE WHEN s.o IS NULL THEN 0 ELSE CASE jsonb_typeof(s.o) WHEN 'null' THEN 0 WHEN 'boolean' THEN 1 WHEN 'number' THEN 2 WHEN 'string' THEN 3 ELSE 4 END END`;
+  const terms = [
+    rank,
+    `CASE WHEN jsonb_typeof(s.o) = 'boolean' THEN (s.o)::boolean END`,
+    `CASE WHEN jsonb_typeof(s.o) = 'number' THEN (s.o)::numeric END`,
+    `CASE WHEN jsonb_typeof(s.o) = 'string' THEN (s.o #>> '{}') COLLATE "C" END`,
+  ].map((t) => t + dir);
+  return { column: `${value} AS o`, terms: [...terms, 's.id'].join(', ') };
+}
+
+// ---- values: Locator.get in SQL -------------------------------------------------------
+
+interface Segment {
+  key: string;
+  /** Other likely spellings (`city` -> `City`, `CITY`), tried before a scan of the keys. */
+  spellings: string[];
+  /** The segment lower-cased, as a parameter; null when no other spelling can match. */
+  lower: string | null;
+  /** `"<lower>"`, for a quick look in the JSON text; null when the text may escape the key. */
+  quoted: string | null;
+  /** Whether a key may spell `k` as KELVIN SIGN (U+212A), which folds to `k`. */
+  kelvin: boolean;
+  isLength: boolean;
+  /** The array index the segment names (Number(segment), as Locator reads it). */
+  index: string | null;
+}
+
+const ASCII = /^[\x00-\x7f]*$/;
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Text PostgreSQL can hold as it is: no NUL, no unpaired surrogate (the client would replace it). */
+export function storable(text: string): boolean {
+  return !text.includes('\0') && !LONE_SURROGATE.test(text);
+}
+
+const capitalized = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
+function segmentOf(text: string, params: Params): Segment | null {
+  const lower = text.toLowerCase();
+  // PostgreSQL's lower() under COLLATE "C" folds ASCII only; JavaScript folds all of
+  // Unicode. A segment that folds to ASCII matches the same keys in both, once the one
+  // non-ASCII letter that folds to an ASCII one (KELVIN SIGN -> k) is mapped too.
+  if (!storable(text) || !ASCII.test(lower)) return null;
+  const index = Number(text);
+  const folds = /[a-z]/.test(lower);
+  const spellings = folds ? [...new Set([capitalized(text), capitalized(lower), lower, text.toUpperCase()])].filter((s) => s !== text) : [];
+  return {
+    key: params.add(text),
+    spellings: spellings.map((s) => params.add(s)),
+    lower: folds ? params.add(lower) : null,
+    // JSON.stringify writes keys as they are but for '"', '\\' and control characters.
+    quoted: folds && !/["\\\x00-\x1f]/.test(lower) ? params.add(`"${lower}"`) : null,
+    kelvin: lower.includes('k'),
+    isLength: lower === 'length',
+    index: Number.isInteger(index) && index >= 0 && index <= 0x7fffffff ? params.add(String(index)) : null,
+  };
+}
+
+/**
+ * The exact key first; else a key equal ignoring case. Locator takes the first such key
+ * in insertion order, which jsonb does not keep: an object holding two such keys (and
+ * not the exact one) is ambiguous, and the core's own per-locator key cache answers it
+ * differently from one entity to the next. Likely spellings are tried first (one lookup
+ * each), then a scan of the keys, skipped when the entity's JSON text cannot hold any.
+ */
+function objectStep(x: string, seg: Segment): string {
+  const exact = `${x} -> ${seg.key}`;
+  if (seg.lower === null) return exact;
+  const fold = (t: string) => `lower(${seg.kelvin ? `translate(${t}, chr(8490), 'k')` : t} COLLATE "C")`;
+  const scan = `(SELECT f.value FROM jsonb_each(${x}) f WHERE ${fold('f.key')} = ${seg.lower} LIMIT 1)`;
+  const guarded = seg.quoted === null ? scan : `CASE WHEN strpos(${fold('r.body')}, ${seg.quoted}) > 0 THEN ${scan} END`;
+  return `coalesce(${[exact, ...seg.spellings.map((s) => `${x} -> ${s}`), guarded].join(', ')})`;
+}
+
+/** Length in UTF-16 code units, as JavaScript counts: characters beyond U+FFFF count twice. */
+function utf16Length(text: string): string {
+  return `CASE WHEN octet_length(${text}) = length(${text}) THEN length(${text}) ELSE 2 * length(${text}) - length(regexp_replace(${text}, '[\\U00010000-\\U0010FFFF]', '', 'g')) END`;
+}
+
+/** One Locator step from a jsonb value `x` (a column reference: it is read several times). */
+function step(x: string, seg: Segment): string {
+  const branches = [`WHEN 'object' THEN ${objectStep(x, seg)}`];
+  if (seg.isLength) {
+    branches.push(`WHEN 'array' THEN to_jsonb(jsonb_array_length(${x}))`);
+    branches.push(`WHEN 'string' THEN to_jsonb(${utf16Length(`(${x} #>> '{}')`)})`);
+  } else if (seg.index !== null) {
+    branches.push(`WHEN 'array' THEN ${x} -> (${seg.index})::int`);
+  }
+  return `CASE jsonb_typeof(${x}) ${branches.join(' ')} END`;
+}
+
+/**
+ * Locator.get as a jsonb expression over `r.doc` (an entity, always an object), or null
+ * when it cannot be reproduced exactly. A dotted locator first tries the exact keys all
+ * the way down (`doc -> 'a' -> 'b'`); only when that finds nothing does it take the
+ * general path, one fenced subquery per step so that no step is computed twice.
+ */
+export function valueSql(locator: Locator, params: Params): string | null {
+  const mark = params.values.length;
+  const segments: Segment[] = [];
+  for (const text of locator.segments) {
+    const seg = segmentOf(text, params);
+    if (seg === null) return params.reset(mark);
+    segments.push(seg);
+  }
+  let general = objectStep('r.doc', segments[0]);
+  for (let i = 1; i < segments.length; i++) {
+    general = `(SELECT ${step(`x${i}.v`, segments[i])} FROM (SELECT ${general} AS v OFFSET 0) x${i})`;
+  }
+  if (segments.length === 1) return general;
+  const exactPath = `r.doc${segments.map((s) => ` -> ${s.key}`).join('')}`;
+  return `coalesce(${exactPath}, ${general})`;
+}
+
+// ---- tests: compileTest in SQL --------------------------------------------------------
+
+const SQL_OP: Record<Operator, string> = { '=': '=', '!=': '<>', '<': '<', '>': '>', '<=': '<=', '>=': '>=' };
+
+interface Test {
+  sql: string;
+  /** False when the test keeps a superset (rows the service must check again). */
+  exact: boolean;
+}
+
+/** `value op literal` with compileTest's rules; null when the literal cannot be sent. */
+function testSql(c: string, op: Operator, literal: Literal, params: Params): Test | null {
+  const mismatch = op === '!=' ? 'TRUE' : 'FALSE';
+  const sqlOp = SQL_OP[op];
+  if (literal.kind === 'null') {
+    if (op === '=') return { sql: `(${c} IS NULL OR jsonb_typeof(${c}) = 'null')`, exact: true };
+    if (op === '!=') return { sql: `(${c} IS NOT NULL AND jsonb_typeof(${c}) <> 'null')`, exact: true };
+    return { sql: 'FALSE', exact: true };
+  }
+  const text = literal.kind === 'string' ? literal.value : literal.text;
+  if (!storable(text)) return null;
+  const str = `(${c} #>> '{}') COLLATE "C"`;
+  const branches: string[] = [];
+  let exact = true;
+  if (literal.kind === 'string') {
+    branches.push(`WHEN 'string' THEN ${str} ${sqlOp} ${params.add(text)}`);
+  } else if (literal.number !== undefined) {
+    branches.push(`WHEN 'number' THEN ${numberTest(c, op, literal.number, params)}`);
+    branches.push(`WHEN 'string' THEN ${str} ${sqlOp} ${params.add(text)}`);
+  } else if (literal.date !== undefined) {
+    branches.push(`WHEN 'string' THEN ${dateTest(str, sqlOp, literal.text, literal.date, params)}`);
+    exact = false;
+  } else {
+    if (literal.boolean !== undefined) branches.push(`WHEN 'boolean' THEN (${c})::boolean ${sqlOp} ${params.add(String(literal.boolean))}::boolean`);
+    branches.push(`WHEN 'string' THEN ${str} ${sqlOp} ${params.add(text)}`);
+  }
+  return { sql: `CASE jsonb_typeof(${c}) ${branches.join(' ')} ELSE ${mismatch} END`, exact };
+}
+
+function numberTest(c: string, op: Operator, n: number, params: Params): string {
+  if (Number.isFinite(n)) return `(${c})::numeric ${SQL_OP[op]} ${params.add(String(n))}::numeric`;
+  // `1e999` is Infinity: every stored number is below it (JSON numbers are finite).
+  const below = n > 0;
+  const holds = op === '!=' || ((op === '<' || op === '<=') && below) || ((op === '>' || op === '>=') && !below);
+  return holds ? 'TRUE' : 'FALSE';
+}
+
+/** The literal's ISO_DATE shape (core query/literal.ts), for PostgreSQL's regex syntax. */
+const ISO_DATE = `'^[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.][0-9]+)?)?(Z|[-+][0-9]{2}:?[0-9]{2})?)?$'`;
+/** `Date.prototype.toISOString` output with fields in range (the day is checked apart). */
+const CANONICAL = `'^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9][.][0-9]{3}Z$'`;
+
+/**
+ * A date literal compares by time with strings that hold ISO dates, as `Date.parse`
+ * reads them: leniently (Feb 30 is Mar 2) and in the process's time zone when no
+ * offset is given. SQL reproduces two cases exactly: strings that are no ISO date
+ * compare as text, and canonical UTC timestamps with a real calendar day compare by
+ * time (their text order is their time order). Other ISO spellings are kept (TRUE) for
+ * the service to judge, so the test is a superset.
+ */
+function dateTest(s: string, sqlOp: string, text: string, time: number, params: Params): string {
+  const notIso = `NOT (${s} ~ ${ISO_DATE} AND length(${s}) <= 35)`;
+  const year = new Date(time).getUTCFullYear();
+  const branches = [`WHEN ${notIso} THEN ${s} ${sqlOp} ${params.add(text)}`];
+  if (year >= 0 && year <= 9999) {
+    branches.push(`WHEN ${s} ~ ${CANONICAL} AND ${realDay(s)} THEN ${s} ${sqlOp} ${params.add(new Date(time).toISOString())}`);
+  }
+  return `CASE ${branches.join(' ')} ELSE TRUE END`;
+}
+
+/** Whether a canonical timestamp's day exists in its month (CASE keeps the casts after the regex). */
+function realDay(s: string): string {
+  const month = `substr(${s}, 6, 2)`;
+  const day = `substr(${s}, 9, 2)`;
+  const year = `substr(${s}, 1, 4)::int`;
+  return `CASE WHEN ${day} <= '28' THEN TRUE WHEN ${month} <> '02' THEN ${day} <= '30' OR ${month} IN ('01','03','05','07','08','10','12') ` +
+    `ELSE ${day} = '29' AND (${year} % 4 = 0 AND (${year} % 100 <> 0 OR ${year} % 400 = 0)) END`;
+}
