@@ -169,6 +169,16 @@ describe('property locators: dotted, case-insensitive, with derived .Length', ()
     expect(ids(people, 'Address.Street.No=null')).toEqual([2, 3, 4]);
   });
 
+  test('the exact spelling wins over another case, whatever entities came before', () => {
+    const mixed: Entity[] = [{ Id: 1, NAME: 'upper' }, { Id: 2, Name: 'exact', NAME: 'other' }, { Id: 3, name: 'lower' }];
+    expect(ids(mixed, 'Name=exact')).toEqual([2]);
+    expect(ids(mixed, 'Name=other')).toEqual([]);
+    expect(ids(mixed, 'NAME=other')).toEqual([2]);
+    expect(ids(mixed, 'Name!=null')).toEqual([1, 2, 3]);
+    const nested: Entity[] = [{ Id: 1, A: { B: 1 } }, { Id: 2, A: { b: 2, B: 3 } }];
+    expect(ids(nested, 'A.B=3')).toEqual([2]);
+  });
+
   test('locators are case-insensitive, values are not', () => {
     expect(ids(people, 'address.CITY=Boston')).toEqual([1]);
     expect(ids(people, 'NAME=Alice&aGe=34')).toEqual([1]);

@@ -84,8 +84,7 @@ export class SqlStorage implements Storage {
     const order = conditions.exact && query.order !== null ? translateOrder(query.order, params) : null;
     // A page is cut from the exact matches in the exact order, or not at all.
     const paging = conditions.exact && (query.order === null || order !== null) && query.offset >= 0;
-    const columns = order === null ? conditions.columns : [...conditions.columns, order.column];
-    let text = `SELECT s.id::text AS id, s.version::text AS version, s.body FROM ${source(this.quoted, columns, order === null)}${where(conditions)} ORDER BY ${order?.terms ?? 's.id'}`;
+    let text = `SELECT s.id::text AS id, s.version::text AS version, s.body FROM ${source(this.quoted, params.columns, order === null)}${where(conditions)} ORDER BY ${order ?? 's.id'}`;
     if (paging && query.limit >= 0) text += ` LIMIT (${params.add(String(query.limit))})::bigint`;
     if (paging && query.offset > 0) text += ` OFFSET (${params.add(String(query.offset))})::bigint`;
     const rows = await this.session.query(text, params.values);
@@ -102,7 +101,7 @@ export class SqlStorage implements Storage {
     const params = new Params();
     const conditions = translateConditions(query.conditions, params);
     if (conditions.exact) {
-      const rows = await this.session.query(`SELECT count(*)::text AS n FROM ${source(this.quoted, conditions.columns)}${where(conditions)}`, params.values);
+      const rows = await this.session.query(`SELECT count(*)::text AS n FROM ${source(this.quoted, params.columns)}${where(conditions)}`, params.values);
       return Number(rows[0].n);
     }
     const predicate = query.predicate ?? compileConditions(query.conditions);
@@ -114,7 +113,12 @@ export class SqlStorage implements Storage {
 
   async write(batch: WriteBatch): Promise<void> {
     await this.ready();
-    const keyOf = (e: Entity) => this.keys.get(e) ?? (() => { throw conflict(); })();
+    const keyOf = (e: Entity): RowKey => {
+      const key = this.keys.get(e);
+      // Not handed out by this storage, or by another instance: its row cannot be vouched for.
+      if (key === undefined) throw conflict();
+      return key;
+    };
     // One row changed twice in a batch: the last value wins, as in MemoryStorage.
     const updates = new Map<string, { key: RowKey; value: Entity }>();
     for (const { target, value } of batch.update ?? []) {

@@ -6,11 +6,14 @@ import type { Condition, Literal, Locator, Operator } from '@resourcery/core';
  * source: every key and value is a bind parameter, always sent as text and cast in SQL.
  *
  * Values are read from the `doc jsonb` column into computed columns of a fenced
- * subquery (OFFSET 0), so each one is read once per row however often a test uses it.
- * A missing value is SQL NULL, a JSON null is jsonb 'null'.
+ * subquery (OFFSET 0), so each one is read once per row however often the tests and the
+ * order use it. A missing value is SQL NULL, a JSON null is jsonb 'null'.
  */
 export class Params {
   readonly values: string[] = [];
+  /** Computed values: `<expression> AS c<n>`, one per locator text. */
+  readonly columns: string[] = [];
+  private readonly columnOf = new Map<string, string>();
 
   /** A placeholder for the value, typed text. */
   add(value: string): string {
@@ -23,11 +26,21 @@ export class Params {
     this.values.length = mark;
     return null;
   }
+
+  /** The computed column (`s.c<n>`) holding the locator's value, or null when SQL cannot read it exactly. */
+  column(locator: Locator): string | null {
+    const known = this.columnOf.get(locator.text);
+    if (known !== undefined) return known;
+    const value = valueSql(locator, this);
+    if (value === null) return null;
+    const name = `c${this.columns.length}`;
+    this.columns.push(`${value} AS ${name}`);
+    this.columnOf.set(locator.text, `s.${name}`);
+    return `s.${name}`;
+  }
 }
 
 export interface ConditionsSql {
-  /** Computed values: `<expression> AS c<n>`. */
-  columns: string[];
   /** Boolean tests over the computed values, to be joined with AND. */
   tests: string[];
   /** Every condition was translated exactly; otherwise the tests select a superset. */
@@ -35,44 +48,35 @@ export interface ConditionsSql {
 }
 
 export function translateConditions(conditions: readonly Condition[], params: Params): ConditionsSql {
-  const out: ConditionsSql = { columns: [], tests: [], exact: true };
-  for (const condition of conditions) {
-    const mark = params.values.length;
-    const value = valueSql(condition.locator, params);
-    const test = value === null ? null : testSql(`s.c${out.columns.length}`, condition.op, condition.value, params);
-    if (value === null || test === null) {
+  const out: ConditionsSql = { tests: [], exact: true };
+  for (const { locator, op, value } of conditions) {
+    const column = sendable(value) ? params.column(locator) : null;
+    if (column === null) {
       // Leaving a condition out selects a superset; the service applies it in memory.
-      params.reset(mark);
       out.exact = false;
       continue;
     }
-    out.columns.push(`${value} AS c${out.columns.length}`);
+    const test = testSql(column, op, value, params);
     out.tests.push(test.sql);
     if (!test.exact) out.exact = false;
   }
   return out;
 }
 
-export interface OrderSql {
-  /** The computed order value: `<expression> AS o`. */
-  column: string;
-  /** ORDER BY terms: compareValues' total order, ties in storage (id) order. */
-  terms: string;
-}
-
-/** null/missing < booleans < numbers < strings < the rest, as compareValues. */
-export function translateOrder(order: { locator: Locator; descending: boolean }, params: Params): OrderSql | null {
-  const value = valueSql(order.locator, params);
-  if (value === null) return null;
+/** null/missing < booleans < numbers < strings < the rest, as compareValues; ties in storage (id) order. */
+export function translateOrder(order: { locator: Locator; descending: boolean }, params: Params): string | null {
+  const o = params.column(order.locator);
+  if (o === null) return null;
   const dir = order.descending ? ' DESC' : '';
-  const rank = `CASE WHEN s.o IS NULL THEN 0 ELSE CASE jsonb_typeof(s.o) WHEN 'null' THEN 0 WHEN 'boolean' THEN 1 WHEN 'number' THEN 2 WHEN 'string' THEN 3 ELSE 4 END END`;
+  const rank = `CASE WHEN ${o} IS NULL THEN 0 ELSE CASE jsonb_typeof(${o}) WHEN 'null' THEN 0 WHEN 'boolean' THEN 1 WHEN 'number' THEN 2 WHEN 'string' THEN 3 ELSE 4 END END`;
   const terms = [
     rank,
-    `CASE WHEN jsonb_typeof(s.o) = 'boolean' THEN (s.o)::boolean END`,
-    `CASE WHEN jsonb_typeof(s.o) = 'number' THEN (s.o)::numeric END`,
-    `CASE WHEN jsonb_typeof(s.o) = 'string' THEN (s.o #>> '{}') COLLATE "C" END`,
+    `CASE WHEN jsonb_typeof(${o}) = 'boolean' THEN (${o})::boolean END`,
+    // Two jsonb numbers compare as numerics.
+    `CASE WHEN jsonb_typeof(${o}) = 'number' THEN ${o} END`,
+    `CASE WHEN jsonb_typeof(${o}) = 'string' THEN (${o} #>> '{}') COLLATE "C" END`,
   ].map((t) => t + dir);
-  return { column: `${value} AS o`, terms: [...terms, 's.id'].join(', ') };
+  return [...terms, 's.id'].join(', ');
 }
 
 // ---- values: Locator.get in SQL -------------------------------------------------------
@@ -162,7 +166,7 @@ function step(x: string, seg: Segment): string {
  * the way down (`doc -> 'a' -> 'b'`); only when that finds nothing does it take the
  * general path, one fenced subquery per step so that no step is computed twice.
  */
-export function valueSql(locator: Locator, params: Params): string | null {
+function valueSql(locator: Locator, params: Params): string | null {
   const mark = params.values.length;
   const segments: Segment[] = [];
   for (const text of locator.segments) {
@@ -189,8 +193,13 @@ interface Test {
   exact: boolean;
 }
 
-/** `value op literal` with compileTest's rules; null when the literal cannot be sent. */
-function testSql(c: string, op: Operator, literal: Literal, params: Params): Test | null {
+/** Whether the literal's text can be a parameter. */
+function sendable(literal: Literal): boolean {
+  return literal.kind === 'null' || storable(literal.kind === 'string' ? literal.value : literal.text);
+}
+
+/** `value op literal` with compileTest's rules. */
+function testSql(c: string, op: Operator, literal: Literal, params: Params): Test {
   const mismatch = op === '!=' ? 'TRUE' : 'FALSE';
   const sqlOp = SQL_OP[op];
   if (literal.kind === 'null') {
@@ -199,7 +208,6 @@ function testSql(c: string, op: Operator, literal: Literal, params: Params): Tes
     return { sql: 'FALSE', exact: true };
   }
   const text = literal.kind === 'string' ? literal.value : literal.text;
-  if (!storable(text)) return null;
   const str = `(${c} #>> '{}') COLLATE "C"`;
   const branches: string[] = [];
   let exact = true;
@@ -219,7 +227,8 @@ function testSql(c: string, op: Operator, literal: Literal, params: Params): Tes
 }
 
 function numberTest(c: string, op: Operator, n: number, params: Params): string {
-  if (Number.isFinite(n)) return `(${c})::numeric ${SQL_OP[op]} ${params.add(String(n))}::numeric`;
+  // Two jsonb numbers compare as numerics, without converting the stored one first.
+  if (Number.isFinite(n)) return `${c} ${SQL_OP[op]} (${params.add(String(n))})::jsonb`;
   // `1e999` is Infinity: every stored number is below it (JSON numbers are finite).
   const below = n > 0;
   const holds = op === '!=' || ((op === '<' || op === '<=') && below) || ((op === '>' || op === '>=') && !below);

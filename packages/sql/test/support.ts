@@ -1,4 +1,9 @@
 import { createService, type Entity, type PlainResponse, type Service, type Storage } from '@resourcery/core';
+import type { SqlClient } from '@resourcery/sql';
+import type { Client, Pool } from 'pg';
+
+/** Checked by tsc: pg's Pool and Client can be given as `client` (the storage never imports pg). */
+export const pgClientsFit: [Pool, Client] extends [SqlClient, SqlClient] ? true : false = true;
 
 /** Entities that stress the comparison rules: mixed types, null and missing, nesting, key case, unicode. */
 export const PEOPLE: Entity[] = [
@@ -15,6 +20,7 @@ export const PEOPLE: Entity[] = [
   { Id: 11, Name: ['Ann'], Age: { Years: 30 }, Born: '2024-02-29T12:00:00+01:00', Tags: { length: 'own' } },
   { Id: 12, Name: 'Ann', Age: 30, Born: '2024-02-29T11:00:00.000Z', 'Address.City': 'flat key', Key: 'plain' },
   { Id: 13, Name: { Length: 3 }, Age: 1e300, Zip: '', Born: '2024-02-29', Tags: ['x', 'y', 'z', 'w'], Address: { City: 'Ås' }, Score: false },
+  { Id: 14, 'A"b': 'quoted key', _id: 7, Tags: ['\\', '"'], Address: { 'ZIP': '0150' }, Score: '' },
 ];
 
 /** Property locators: every case spelling, dotted paths, derived lengths, indexes, missing ones. */
@@ -22,7 +28,7 @@ export const LOCATORS = [
   'Id', 'Name', 'name', 'NAME', 'nAmE', 'Age', 'age', 'Zip', 'Active', 'Born', 'Tags', 'Tags.Length', 'tags.LENGTH',
   'Tags.0', 'Tags.1', 'Tags.1.0', 'Tags.01', 'Tags.1e0', 'Tags.-1', 'Address', 'Address.City', 'address.city',
   'Address.Zip', 'Address.City.Name', 'Address.City.Length', 'Name.Length', 'name.length', 'Score', 'Größe', 'größe', 'key',
-  'Missing', 'Address.Missing.Deep', 'Length', 'Name.Length.Length',
+  'Missing', 'Address.Missing.Deep', 'Length', 'Name.Length.Length', 'Name.0', 'a"B', '_ID', '_id', 'Na\0me',
 ];
 
 /** Condition values as written in a URI (before percent-encoding). */
@@ -30,9 +36,15 @@ export const VALUES = [
   'null', '', "''", "'Ann'", 'Ann', 'ann', '30', '30.0', '-3', '1.5', '1e21', '1e999', '-1e999', '02139', '2139', '150', '0',
   '1', '2', '3', '4', 'true', 'false', '"true"', '2000-01-01', '2000-03-01T00:00:00.000Z', '2024-02-29T12:00:00Z',
   '2024-02-29T11:30:00Z', '2001-01-01T10:00', '2024-02-29', '😀', 'Ünïcode', 'Z', '\uffff', 'x,y', 'Oslo', 'oslo', 'a', "x'y", 'kelvin',
+  'quoted key', '\\', '"', '7', 'nul\0',
 ];
 
 export const OPERATORS = ['=', '!=', '<', '>', '<=', '>='];
+
+/** The locator with the case of its letters flipped where `bits` says so (locators are case-insensitive). */
+export function recased(locator: string, bits: number): string {
+  return [...locator].map((c, i) => ((bits >> (i % 30)) & 1 ? (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase()) : c)).join('');
+}
 
 export const condition = (locator: string, op: string, value: string) => `${encodeURIComponent(locator)}${op}${encodeURIComponent(value)}`;
 

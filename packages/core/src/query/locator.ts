@@ -28,7 +28,8 @@ export class Locator {
     // Fast path for the common case: one segment, read by the key the last entity had.
     if (this.single && typeof entity === 'object' && entity !== null) {
       const key = this.lastKey[0];
-      if (key !== undefined) {
+      // The remembered spelling serves only when the exact spelling is absent: the exact one wins.
+      if (key !== undefined && (key === this.text || (entity as Record<string, unknown>)[this.text] === undefined)) {
         const v = (entity as Record<string, unknown>)[key];
         if (v !== undefined && typeof v !== 'function' && key !== '__proto__') return v;
       }
@@ -79,7 +80,7 @@ export class Locator {
     if (typeof value === 'object') {
       const record = value as Record<string, unknown>;
       const last = this.lastKey[i];
-      if (last !== undefined) {
+      if (last !== undefined && (last === this.segments[i] || record[this.segments[i]] === undefined)) {
         const v = record[last];
         // Functions and __proto__ are inherited (`constructor`, `toString`), never JSON data.
         if (v !== undefined ? typeof v !== 'function' && last !== '__proto__' : Object.prototype.hasOwnProperty.call(record, last)) return v;
