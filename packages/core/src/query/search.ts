@@ -1,6 +1,7 @@
 import safeRegex from 'safe-regex2';
 import { ServiceError } from '../errors.js';
 import { Lru } from '../lru.js';
+import { linearEngineAvailable, lowerCasePattern } from './linear-regex.js';
 import { Locator } from './locator.js';
 import type { Entity, Predicate } from './conditions.js';
 
@@ -43,26 +44,42 @@ const MAX_SUBJECT = 100_000;
 
 export function compileSearchRegex(value: string): Predicate {
   const { pattern, scope, caseSensitive } = parseSearchSettings(value);
-  const re = safeRegExp(pattern, caseSensitive ? '' : 'i');
+  const linear = linearEngineAvailable();
+  // The linear engine has no `i` flag: case-insensitive search lower-cases pattern letters and subject.
+  const re = linear ? safeRegExp(caseSensitive ? pattern : lowerCasePattern(pattern), 'l', pattern) : safeRegExp(pattern, caseSensitive ? '' : 'i');
+  const lower = linear && !caseSensitive;
   return (e) => {
-    const text = textOf(e, scope);
-    return re.test(text.length > MAX_SUBJECT ? text.slice(0, MAX_SUBJECT) : text);
+    let text = textOf(e, scope);
+    if (text.length > MAX_SUBJECT) text = text.slice(0, MAX_SUBJECT);
+    return re.test(lower ? text.toLowerCase() : text);
   };
 }
 
-/** A RegExp that cannot backtrack catastrophically; compiled once per pattern. */
-export function safeRegExp(pattern: string, flags: string): RegExp {
+/**
+ * A RegExp that cannot backtrack catastrophically; compiled once per pattern. Patterns of
+ * the classic catastrophic shapes are refused (400) whatever the engine; the rest run on the
+ * linear-time engine when Node has it, and are held to stricter shape checks when not.
+ */
+export function safeRegExp(pattern: string, flags: string, asWritten = pattern): RegExp {
   const key = `${flags}/${pattern}`;
   let re = regexCache.get(key);
   if (re) return re;
   if (pattern.length > MAX_PATTERN) throw new ServiceError('InvalidMetaConditionValueType', `The regular expression is longer than ${MAX_PATTERN} characters`);
   try {
-    re = new RegExp(pattern, flags);
+    re = new RegExp(asWritten, flags.replace('l', ''));
   } catch (e) {
-    throw new ServiceError('InvalidMetaConditionValueType', `Invalid regular expression '${pattern}': ${(e as Error).message}`);
+    throw new ServiceError('InvalidMetaConditionValueType', `Invalid regular expression '${asWritten}': ${(e as Error).message}`);
   }
-  if (!safeRegex(re) || hasQuantifiedAlternation(pattern) || hasAdjacentOverlappingRepeats(pattern) || /\\[1-9]|\\k</.test(pattern)) {
-    throw new ServiceError('InvalidMetaConditionValueType', `The regular expression '${pattern}' could backtrack catastrophically (nested quantifiers, quantified alternation, adjacent repeats such as .*.* or back-references); simplify it`);
+  const linear = flags.includes('l');
+  if (!safeRegex(re) || hasQuantifiedAlternation(asWritten) || /\\[1-9]|\\k</.test(asWritten) || (!linear && hasAdjacentOverlappingRepeats(asWritten))) {
+    throw new ServiceError('InvalidMetaConditionValueType', `The regular expression '${asWritten}' could backtrack catastrophically (nested quantifiers, quantified alternation${linear ? '' : ', adjacent repeats such as .*.*'} or back-references); simplify it`);
+  }
+  if (linear) {
+    try {
+      re = new RegExp(pattern, flags);
+    } catch {
+      throw new ServiceError('InvalidMetaConditionValueType', `The regular expression '${asWritten}' uses a feature that cannot run in linear time (lookahead, lookbehind, back-references or Unicode property escapes); simplify it`);
+    }
   }
   regexCache.set(key, re);
   return re;
