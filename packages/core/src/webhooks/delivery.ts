@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import type { Service } from '../service.js';
-import { refusedResolved } from './guard.js';
+import { outgoingFetch, refusedResolved } from './guard.js';
 import type { DeliveryAttempt, DeliveryLog } from './log.js';
 import type { Outbox, OutboxMessage } from './outbox.js';
 import { buildPayload, collectBody } from './payload.js';
@@ -248,7 +248,7 @@ export class DeliveryWorker {
     timer.unref();
     try {
       // No redirects: a redirect could lead past the guard to a private address.
-      const response = await fetch(url, { method: webhook.Method, headers, body, redirect: 'manual', signal: controller.signal });
+      const response = await outgoingFetch(this.service.options.allowPrivateDestinations)(url, { method: webhook.Method, headers, body, redirect: 'manual', signal: controller.signal });
       if (response.ok) {
         await response.body?.cancel().catch(() => undefined);
         return { status: response.status, success: true, error: null };

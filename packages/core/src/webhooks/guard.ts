@@ -1,4 +1,6 @@
+import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { lookup } from 'node:dns/promises';
+import { Agent, fetch as undiciFetch } from 'undici';
 import ipaddr from 'ipaddr.js';
 
 /**
@@ -50,8 +52,8 @@ export type Resolve = (host: string) => Promise<string[]>;
 const resolveAll: Resolve = async (host) => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
 /**
- * The check before sending: every address the host resolves to. (The request resolves
- * the name again; a name that changes its answer in between is not covered.)
+ * The check before sending: every address the host resolves to, for a clear error early.
+ * The connection itself is made through `guardedLookup`, which checks again.
  */
 export async function refusedResolved(url: URL, resolve: Resolve = resolveAll): Promise<string | null> {
   const literal = refusedHost(url);
@@ -68,4 +70,33 @@ export async function refusedResolved(url: URL, resolve: Resolve = resolveAll): 
 /** Whether a URI has a scheme (`https:`); otherwise it is a local one. */
 export function isAbsolute(text: string): boolean {
   return /^[a-z][a-z0-9+.-]*:/i.test(text);
+}
+
+type LookupCallback = (error: NodeJS.ErrnoException | null, address?: string | LookupAddress[], family?: number) => void;
+
+/**
+ * A DNS lookup for outgoing connections that fails for refused addresses. The connection
+ * uses the very addresses checked here, so a name cannot answer a public address to the
+ * check and a private one to the connection (DNS rebinding).
+ */
+export function guardedLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
+  dnsLookup(hostname, { ...options, all: true, verbatim: true }, (error, addresses) => {
+    if (error) return callback(error);
+    for (const a of addresses) {
+      const reason = refusedAddress(a.address);
+      if (reason !== null) return callback(Object.assign(new Error(`${hostname} resolves to ${reason}`), { code: 'EADDRREFUSED' }));
+    }
+    if (options.all) callback(null, addresses);
+    else callback(null, addresses[0]?.address, addresses[0]?.family);
+  });
+}
+
+let guardedAgent: Agent | undefined;
+
+/** fetch for outgoing requests: connections go through the guarded lookup unless private destinations are allowed. */
+export function outgoingFetch(allowPrivate: boolean): typeof fetch {
+  if (allowPrivate) return fetch;
+  guardedAgent ??= new Agent({ connect: { lookup: guardedLookup as never } });
+  const agent = guardedAgent;
+  return ((input: string | URL, init?: RequestInit) => undiciFetch(input, { ...(init as object), dispatcher: agent } as never)) as unknown as typeof fetch;
 }

@@ -4,7 +4,7 @@ import { METHODS, type PlainResponse } from '../http/types.js';
 import type { Entity } from '../query/conditions.js';
 import type { Result } from '../results.js';
 import type { Service } from '../service.js';
-import { isAbsolute, refusedResolved } from './guard.js';
+import { isAbsolute, refusedResolved, outgoingFetch } from './guard.js';
 import { collectBody, headerValue, serializeEntities } from './payload.js';
 
 /**
@@ -102,7 +102,7 @@ async function run(service: Service, ctx: RequestContext, which: Which, request:
   const timeoutMs = service.webhooks.options.timeoutMs;
   const signal = AbortSignal.timeout(timeoutMs);
   try {
-    const response = await fetch(url, { method: request.method, headers: request.headers, body, redirect: 'manual', signal });
+    const response = await outgoingFetch(service.options.allowPrivateDestinations)(url, { method: request.method, headers: request.headers, body, redirect: 'manual', signal });
     const length = Number(response.headers.get('content-length') ?? 0);
     if (length > limit) {
       await response.body?.cancel().catch(() => undefined);
