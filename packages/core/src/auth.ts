@@ -63,6 +63,14 @@ export class Auth {
     if (!ok) throw new ServiceError('Forbidden', `This API key may not use ${method} on '${resource}'`);
   }
 
+  /**
+   * Text with the values of credential headers written inline (`[Authorization: apikey k]`,
+   * as in the Source and Destination headers) replaced by *****.
+   */
+  static redactInline(text: string): string {
+    return text.replace(/((?:proxy-)?authorization|cookie|x-api-key)(\s*:\s*)[^\]]*/gi, '$1$2*****');
+  }
+
   /** Whether a header value carries a credential (for redaction). */
   static isSecretHeader(name: string): boolean {
     return name === 'authorization' || name === 'cookie' || name === 'proxy-authorization' || name === 'x-api-key';

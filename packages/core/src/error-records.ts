@@ -113,7 +113,7 @@ function redactJson(text: string): string {
 /** `<name>: <value>` joined with ` | `, credentials replaced by *****. */
 export function renderHeaders(headers: Record<string, string>): string {
   return Object.entries(headers)
-    .map(([name, value]) => `${name}: ${Auth.isSecretHeader(name) ? '*****' : value}`)
+    .map(([name, value]) => `${name}: ${Auth.isSecretHeader(name) ? '*****' : name === 'source' || name === 'destination' ? Auth.redactInline(value) : value}`)
     .join(' | ');
 }
 

@@ -130,6 +130,21 @@ describe('Source failures are 400 InvalidSource or InvalidSourceData', () => {
   });
 });
 
+describe('credentials written in Source and Destination never reach messages or error records', () => {
+  test.each([
+    ['source', 'POST', 'GET /Nope [Authorization: apikey admin-secret]'],
+    ['source', 'POST', 'GET /Nope Authorization: Bearer partner-token'],
+    ['destination', 'GET', 'PUT not-a-url [Cookie: sid=s3cr3t]'],
+  ])('%s: %s', async (header, method, value) => {
+    const answer = await call(service, method, method === 'POST' ? '/Archive' : '/Person', undefined, { [header]: value });
+    expect(answer.status).toBe(400);
+    const record = await call(service, 'GET', answer.body.MoreInfoAt);
+    const text = JSON.stringify([answer.body, record.body]);
+    expect(text).not.toMatch(/admin-secret|partner-token|s3cr3t/);
+    expect(record.body[0].Headers).toContain(`${header}: `);
+  });
+});
+
 describe('Destination sends a GET\'s result and answers with the destination\'s answer (DESIGN 4)', () => {
   test('a local destination receives the selected entities', async () => {
     const answer = await call(service, 'GET', '/Person/Age>40/select=Id,Name', undefined, { destination: 'POST /Archive [Accept: application/json;raw=true]' });

@@ -1,3 +1,4 @@
+import { Auth } from '../auth.js';
 import { ServiceError, type ErrorCode } from '../errors.js';
 import type { RequestContext } from '../http/context.js';
 import { METHODS, type PlainResponse } from '../http/types.js';
@@ -26,7 +27,8 @@ const CODE: Record<Which, ErrorCode> = { Source: 'InvalidSource', Destination: '
 const TOKEN = '[!#$%&\'*+.^_`|~0-9A-Za-z-]+';
 
 function fail(which: Which, message: string, code: ErrorCode = CODE[which]): never {
-  throw new ServiceError(code, `${which}: ${message}`);
+  // Messages quote the header; credentials written in it stay out of responses and records.
+  throw new ServiceError(code, `${which}: ${Auth.redactInline(message)}`);
 }
 
 /** Reads `<METHOD> <uri>` and its headers, written `[Name: value]` (or plain `Name: value`). */
