@@ -70,6 +70,11 @@ if (results.node) {
     rows.push(['  same, vs bare node:http with top-k', fmt(n.rps.lib), fmt(n.rps.best), x(n.ratioBest), cx(n.cpuRatioBest), '(info)', '']);
   }
 }
+if (results.nodesmall) {
+  const n = results.nodesmall;
+  if (n.error) skipped('node adapter small GET', n);
+  else rows.push(['  small GET (1 of 50), node adapter vs bare node:http', fmt(n.rps.lib), fmt(n.rps.bare), x(n.ratio), cx(n.cpuRatio), '(info)', '']);
+}
 for (const name of ['express', 'koa']) {
   const a = results[name];
   if (!a) continue;

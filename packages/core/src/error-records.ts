@@ -63,7 +63,7 @@ export class ErrorRecords {
 const SECRET_KEY = /^(authorization|proxy-authorization|cookie|secret|password|passwd|api[-_]?key|token|access[-_]?token|client[-_]?secret)$/i;
 
 /** How much of a failed request's body a record keeps. */
-const MAX_BODY_TEXT = 65536;
+const MAX_BODY_TEXT = 16384;
 
 function truncate(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max)}... (${text.length} characters)` : text;

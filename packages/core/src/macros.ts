@@ -36,6 +36,8 @@ interface Rewrite {
 export class Macros {
   private readonly storage: Storage;
   private byName: Map<string, Macro> | null = null;
+  /** Counts invalidations, so a load that a write overtook is not cached. */
+  private generation = 0;
   private readonly rewrites = new Lru<string, Rewrite>(2000);
 
   private readonly protocols: Protocols;
@@ -54,26 +56,29 @@ export class Macros {
   }
 
   invalidate(): void {
+    this.generation++;
     this.byName = null;
     this.rewrites.clear();
   }
 
   private async macros(): Promise<Map<string, Macro>> {
-    if (this.byName === null) {
-      const map = new Map<string, Macro>();
-      const { entities } = await this.storage.select(SELECT_ALL);
-      for await (const e of entities as AsyncIterable<Entity>) map.set(String(e.Name).toLowerCase(), e as unknown as Macro);
-      this.byName = map;
-    }
-    return this.byName;
+    if (this.byName !== null) return this.byName;
+    const generation = this.generation;
+    const map = new Map<string, Macro>();
+    const { entities } = await this.storage.select(SELECT_ALL);
+    for await (const e of entities as AsyncIterable<Entity>) map.set(String(e.Name).toLowerCase(), e as unknown as Macro);
+    // A macro written while this load ran may be missing from it: cache only a load no write overtook.
+    if (generation === this.generation) this.byName = map;
+    return map;
   }
 
   /** Rewrites a macro call into the request it stands for (rules 1-9 of SPEC 4.5). */
   async rewrite(parsed: ParsedUri, ctx: RequestContext): Promise<ParsedUri> {
     let rewrite = this.rewrites.get(ctx.uri);
     if (rewrite === undefined) {
+      const generation = this.generation;
       rewrite = this.resolve(parsed, await this.macros());
-      this.rewrites.set(ctx.uri, rewrite);
+      if (generation === this.generation) this.rewrites.set(ctx.uri, rewrite);
     }
     for (const macro of rewrite.chain) await applyHeadersAndBody(macro, ctx, this.protocols);
     return rewrite.parsed;
@@ -179,7 +184,8 @@ export class Macros {
     if (typeof OverwriteHeaders !== 'boolean') invalid('OverwriteHeaders', 'OverwriteHeaders must be true or false');
     const macros = await this.macros();
     const clash = macros.get(Name.toLowerCase());
-    if (clash && clash !== (existing as unknown as Macro | undefined)) invalid('Name', `A macro named '${clash.Name}' already exists`);
+    // By name, not identity: storages may hand out fresh objects on every select.
+    if (clash && clash.Name.toLowerCase() !== String(existing?.Name ?? '').toLowerCase()) invalid('Name', `A macro named '${clash.Name}' already exists`);
     return { Name, Uri: Uri.startsWith('/') ? Uri : `/${Uri}`, Body, Headers: headers, OverwriteBody, OverwriteHeaders };
   }
 }

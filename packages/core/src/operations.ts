@@ -89,13 +89,20 @@ async function insert(op: OperationContext, entities: Entity[]): Promise<Result>
 async function update(op: OperationContext, pairs: Array<{ target: Entity; patch: Entity }>): Promise<Entity[]> {
   const { resource } = op;
   const updates: Array<{ target: Entity; value: Entity }> = [];
-  for (const { target, patch } of pairs) updates.push({ target, value: await prepare(resource, { ...target, ...patch }, target) });
+  for (const { target, patch } of pairs) updates.push({ target, value: await prepare(resource, merge(target, patch), target) });
   if (updates.length === 0) return [];
   await resource.storage.write({ update: updates });
   await resource.definition.afterWrite?.();
   const values = updates.map((u) => u.value);
   await op.changed('Updated', values);
   return values;
+}
+
+/** A change applied to an entity; property names match case-insensitively, so `name` updates `Name`. */
+function merge(entity: Entity, change: Entity): Entity {
+  const out: Entity = { ...entity };
+  for (const key of Object.keys(change)) out[findKey(entity, key) ?? key] = change[key];
+  return out;
 }
 
 function single(entities: Entity[], method: string): Entity {
@@ -175,7 +182,7 @@ async function safepost(op: OperationContext, entities: Entity[]): Promise<Resul
     const k = keyOf(e);
     const pending = insertAt.get(k);
     if (pending !== undefined) {
-      inserts[pending] = await prepare(resource, { ...inserts[pending], ...e });
+      inserts[pending] = await prepare(resource, merge(inserts[pending], e));
       continue;
     }
     const found = index.get(k) ?? [];
@@ -183,7 +190,7 @@ async function safepost(op: OperationContext, entities: Entity[]): Promise<Resul
     if (found.length === 1) {
       const target = found[0];
       if (!updates.has(target)) written.push(() => updates.get(target)!);
-      updates.set(target, await prepare(resource, { ...(updates.get(target) ?? target), ...e }, target));
+      updates.set(target, await prepare(resource, merge(updates.get(target) ?? target, e), target));
     } else {
       const i = inserts.push(await prepare(resource, e)) - 1;
       insertAt.set(k, i);

@@ -128,7 +128,7 @@ export class Service {
 
   /** The same contract over Fetch API objects. */
   async fetch(request: Request, options: { basePath?: string } = {}): Promise<Response> {
-    const plain = await fromFetchRequest(request, options.basePath);
+    const plain = fromFetchRequest(request, options.basePath);
     if (plain === undefined) return new Response('Not found', { status: 404, headers: { 'content-type': 'text/plain' } });
     return toFetchResponse(await this.handle(plain));
   }

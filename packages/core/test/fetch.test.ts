@@ -44,3 +44,21 @@ describe('service.fetch honours the base path', () => {
     }
   });
 });
+
+describe('service.fetch streams the request body', () => {
+  test('a body over maxBodyBytes is refused with 413 before it is read to the end', async () => {
+    const small = createService({ maxBodyBytes: 1024 });
+    small.addResource({ name: 'Plant' });
+    let pulled = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulled++;
+        if (pulled > 1000) controller.close();
+        else controller.enqueue(new Uint8Array(512).fill(32));
+      },
+    });
+    const res = await small.fetch(new Request('http://x/Plant', { method: 'POST', body, duplex: 'half', headers: { 'content-type': 'application/json' } } as RequestInit));
+    expect(res.status).toBe(413);
+    expect(pulled).toBeLessThan(1000);
+  });
+});

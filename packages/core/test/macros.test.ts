@@ -440,3 +440,24 @@ describe('a changed macro takes effect at once (the rewrite cache is cleared)', 
     expect(await names('/$outer')).toEqual(['Newt']);
   });
 });
+
+describe('macros on a storage that hands out fresh objects on every select (like a database)', () => {
+  test('a macro can be edited and keeps its name', async () => {
+    const inner = new MemoryStorage();
+    const fresh: Storage = {
+      select: async (q: SelectQuery) => {
+        const r = await inner.select(q);
+        return { ...r, entities: [...(r.entities as Iterable<Record<string, unknown>>)].map((e) => ({ ...e })) };
+      },
+      write: (batch) => inner.write({ ...batch, update: batch.update?.map((u) => ({ target: inner.all().find((e) => e.Name === u.target.Name)!, value: u.value })) }),
+    };
+    const db = createService({ adminStorage: (name) => (name === 'Service.Admin.Macro' ? fresh : undefined) });
+    db.addResource({ name: 'Fleet.Crew', storage: new MemoryStorage(CREW.map((c) => ({ ...c }))) });
+    expect((await callService(db, 'POST', '/Service.Admin.Macro', { body: { Name: 'm', Uri: '/Fleet.Crew/Age>40' } })).status).toBe(201);
+    const patched = await callService(db, 'PATCH', '/Service.Admin.Macro/Name=m', { body: { Uri: '/Fleet.Crew/Age<10' } });
+    expect(patched.json?.ErrorCode).toBeUndefined();
+    expect(patched.status).toBe(200);
+    const r = await callService(db, 'GET', '/$m', { headers: RAW });
+    expect(r.json.map((e: { Name: string }) => e.Name)).toEqual(['Bishop']);
+  });
+});

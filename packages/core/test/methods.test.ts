@@ -356,3 +356,11 @@ describe('concurrent writes to the same entity both land', () => {
     expect(inner.all()).toEqual([{ Id: 1, Name: 'Ada L.', Age: 37 }]);
   });
 });
+
+describe('a change names properties case-insensitively, like locators', () => {
+  test('PATCH of `name` updates `Name` instead of adding a second property', async () => {
+    const r = await call(service, 'PATCH', '/Lab.Person/Id=1', { body: { name: 'Ada L.', AGE: 37 } });
+    expect(r.status).toBe(200);
+    expect(stored()[0]).toEqual({ Id: 1, Name: 'Ada L.', Age: 37, City: 'London' });
+  });
+});

@@ -297,3 +297,17 @@ describe('toOutput hides properties from output and from conditions alike', () =
     expect(patched.json).toMatchObject({ UpdatedCount: 1, Data: [{ User: 'ann2' }] });
   });
 });
+
+describe('request bodies that break off', () => {
+  test('a body stream that fails mid-way (the client left) is a 400 NoDataSource, not a 500', async () => {
+    const s = createService();
+    s.addResource({ name: 'Thing' });
+    async function* broken() {
+      yield Buffer.from('{"A":');
+      throw Object.assign(new Error('aborted'), { code: 'ECONNRESET' });
+    }
+    const res = await s.handle({ method: 'POST', uri: '/Thing', headers: { 'content-type': 'application/json' }, body: broken() });
+    expect(res.status).toBe(400);
+    expect(JSON.parse(String(res.body)).ErrorCode).toBe('NoDataSource');
+  });
+});

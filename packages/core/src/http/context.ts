@@ -93,11 +93,17 @@ async function readAll(body: PlainRequest['body'], max: number): Promise<Uint8Ar
   if (body instanceof Uint8Array) return checkSize(body, max);
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of body as AsyncIterable<BodyChunk>) {
-    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-    size += buf.length;
-    if (size > max) throw tooLarge(max);
-    chunks.push(buf);
+  try {
+    for await (const chunk of body as AsyncIterable<BodyChunk>) {
+      const buf = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+      size += buf.length;
+      if (size > max) throw tooLarge(max);
+      chunks.push(buf);
+    }
+  } catch (e) {
+    if (ServiceError.is(e)) throw e;
+    // The client went away mid-body (or the stream broke): a client-side failure, not a 500.
+    throw new ServiceError('NoDataSource', `The request body ended early: ${(e as Error).message}`);
   }
   return size === 0 ? null : Buffer.concat(chunks, size);
 }

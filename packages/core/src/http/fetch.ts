@@ -2,13 +2,14 @@ import { normalizeBasePath, stripBasePath } from './base-path.js';
 import type { PlainRequest, PlainResponse } from './types.js';
 
 /** Fetch Request -> plain request; the URL's path after basePath is the service URI. */
-export async function fromFetchRequest(request: Request, basePath = ''): Promise<PlainRequest | undefined> {
+export function fromFetchRequest(request: Request, basePath = ''): PlainRequest | undefined {
   const url = new URL(request.url);
   const uri = stripBasePath(url.pathname, basePath);
   if (uri === undefined) return undefined;
   const headers: Record<string, string> = {};
   request.headers.forEach((value, name) => { headers[name] = value; });
-  const body = request.body ? new Uint8Array(await request.arrayBuffer()) : null;
+  // Streamed, so the service's body size limit stops an oversized body early.
+  const body = request.body ? (request.body as unknown as AsyncIterable<Uint8Array>) : null;
   return { method: request.method, uri, headers, body, basePath: normalizeBasePath(basePath) };
 }
 
