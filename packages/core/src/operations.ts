@@ -118,7 +118,8 @@ function guardMany(count: number, method: string, unsafe: boolean): void {
 
 const post: Operation = async (op) => {
   const entities = await op.input();
-  if (op.query.meta.safepost) return safepost(op, entities);
+  // Upserts decide insert-or-update from what they read: one at a time per resource, so two cannot both insert.
+  if (op.query.meta.safepost) return op.resource.exclusive(() => safepost(op, entities));
   return insert(op, entities);
 };
 
@@ -168,8 +169,10 @@ async function safepost(op: OperationContext, entities: Entity[]): Promise<Resul
   const keys = op.query.meta.safepost!;
   const keyOf = (e: Entity) => JSON.stringify(keys.map((k) => k.get(e) ?? null));
   const index = new Map<string, Entity[]>();
+  const toOutput = resource.definition.toOutput;
   for (const stored of await collect((await resource.storage.select(SELECT_ALL)).entities)) {
-    const k = keyOf(stored);
+    // Matched on what clients see: a hidden property cannot be probed by matching on it.
+    const k = keyOf(toOutput ? toOutput(stored) : stored);
     const list = index.get(k);
     if (list) list.push(stored);
     else index.set(k, [stored]);
@@ -178,7 +181,9 @@ async function safepost(op: OperationContext, entities: Entity[]): Promise<Resul
   const insertAt = new Map<string, number>();
   const updates = new Map<Entity, Entity>();
   const written: Array<() => Entity> = [];
-  for (const e of entities) {
+  for (const [i, e] of entities.entries()) {
+    const missing = keys.find((key) => key.get(e) === undefined);
+    if (missing) throw new ServiceError('InvalidResourceEntity', `safepost: entity ${i} has no ${missing.text}, so it cannot be matched`, { data: { [missing.text]: 'is required by safepost' } });
     const k = keyOf(e);
     const pending = insertAt.get(k);
     if (pending !== undefined) {
@@ -223,7 +228,8 @@ export const OPERATIONS: Record<string, Operation> = {
   HEAD: get,
   REPORT: report,
   POST: retryOnConflict(post),
-  PUT: retryOnConflict(put),
+  // The body is read before waiting for the resource, so a slow upload holds no one up.
+  PUT: retryOnConflict(async (op) => { await op.input(); return op.resource.exclusive(() => put(op)); }),
   PATCH: retryOnConflict(patch),
   DELETE: retryOnConflict(del),
 };

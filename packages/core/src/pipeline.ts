@@ -37,7 +37,8 @@ export async function handle(service: Service, request: PlainRequest, depth = 0)
     let result = await operation({
       resource,
       query,
-      input: () => service.readInput(ctx),
+      // Read once: a retried operation (Conflict) or a Source GET must not run twice.
+      input: once(() => service.readInput(ctx)),
       changed: (kind, entities) => changed(service, resource, kind, entities, ctx.depth),
     });
     const destination = ctx.method === 'GET' ? ctx.header('destination') : undefined;
@@ -89,4 +90,9 @@ function contentTypeHeader(type: ContentType): string {
 /** yyMMddHHmmss in UTC. */
 function stamp(time: Date): string {
   return time.toISOString().replace(/[-:T]/g, '').slice(2, 14);
+}
+
+function once<T>(make: () => Promise<T>): () => Promise<T> {
+  let value: Promise<T> | undefined;
+  return () => (value ??= make());
 }

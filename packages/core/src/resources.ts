@@ -5,7 +5,7 @@ import { METHODS, type Method } from './http/types.js';
 import type { Entity } from './query/conditions.js';
 import { compileQuery, type CompiledQuery } from './query/evaluate.js';
 import { toMetaConditions } from './query/meta-conditions.js';
-import { typeConditions, type JsonSchema } from './query/schema-types.js';
+import { checkMetaLocators, typeConditions, type JsonSchema } from './query/schema-types.js';
 import { MemoryStorage } from './storage/memory.js';
 import type { Storage } from './storage/storage.js';
 
@@ -99,6 +99,7 @@ export class Resource {
       const view = this.view(parsed.view);
       const conditions = typeConditions(view ? [...view.conditions, ...parsed.conditions] : parsed.conditions, this.schema);
       const meta = toMetaConditions(view ? [...view.meta, ...parsed.meta] : parsed.meta);
+      checkMetaLocators(meta, this.schema);
       q = compileQuery(conditions, meta);
       this.compiled.set(parsed, q);
     }
@@ -125,6 +126,15 @@ export class Resource {
     }
     const summary = Object.entries(data).map(([k, v]) => `${k}: ${v}`).join('; ');
     throw new ServiceError('InvalidResourceEntity', `Invalid ${this.name} entity: ${summary}`, { data });
+  }
+
+  private queue: Promise<unknown> = Promise.resolve();
+
+  /** Runs operations one after another on this resource (in this process), e.g. read-then-write upserts. */
+  exclusive<T>(run: () => Promise<T>): Promise<T> {
+    const result = this.queue.then(run, run);
+    this.queue = result.catch(() => undefined);
+    return result;
   }
 
   output(entity: Entity): Entity {

@@ -364,3 +364,29 @@ describe('a change names properties case-insensitively, like locators', () => {
     expect(stored()[0]).toEqual({ Id: 1, Name: 'Ada L.', Age: 37, City: 'London' });
   });
 });
+
+describe('upserts do not race: concurrent PUTs and safeposts of one key insert once', () => {
+  test('two PUTs of a new key at once: one inserts (201), the other updates (200)', async () => {
+    const [a, b] = await Promise.all([
+      call(service, 'PUT', '/Lab.Person/Id=9', { body: { Id: 9, Name: 'Hedy', Age: 30 } }),
+      call(service, 'PUT', '/Lab.Person/Id=9', { body: { Id: 9, Name: 'Hedy', Age: 31 } }),
+    ]);
+    expect([a.status, b.status].sort()).toEqual([200, 201]);
+    expect(stored().filter((p: any) => p.Id === 9)).toEqual([{ Id: 9, Name: 'Hedy', Age: 31 }]);
+  });
+
+  test('two safeposts of a new key at once store it once', async () => {
+    const results = await Promise.all([1, 2, 3].map((n) => call(service, 'POST', '/Lab.Person/_/safepost=Id', { body: { Id: 9, Name: 'Hedy', Age: 30 + n } })));
+    expect(results.map((r) => r.status)).toEqual([200, 200, 200]);
+    expect(stored().filter((p: any) => p.Id === 9)).toHaveLength(1);
+  });
+});
+
+describe('safepost needs the key properties in every entity', () => {
+  test('an entity without a key property is refused and nothing is written', async () => {
+    const r = await call(service, 'POST', '/Lab.Person/_/safepost=Id', { body: [{ Id: 8, Name: 'Joan', Age: 60 }, { Name: 'Bob', Age: 2 }] });
+    expect(r.status).toBe(400);
+    expect(r.json).toMatchObject({ ErrorCode: 'InvalidResourceEntity', Data: { Id: expect.any(String) } });
+    expect(stored()).toEqual(PEOPLE);
+  });
+});

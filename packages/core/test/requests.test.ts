@@ -289,6 +289,12 @@ describe('toOutput hides properties from output and from conditions alike', () =
     expect((await call(s, 'GET', '/Account/Pin=null', { headers: RAW })).json).toHaveLength(2);
   });
 
+  test('safepost matches on what clients see: a hidden property cannot be probed by matching', async () => {
+    const s = withHidden();
+    const guess = await call(s, 'POST', '/Account/_/safepost=Pin', { body: { Pin: '1234', User: 'eve' } });
+    expect(guess.json).toMatchObject({ InsertedCount: 1, UpdatedCount: 0 });
+  });
+
   test('writes target what clients see: PATCH by the hidden property matches nothing', async () => {
     const s = withHidden();
     const r = await call(s, 'PATCH', '/Account/Pin=1234', { body: { User: 'eve' } });

@@ -113,3 +113,21 @@ describe('schemaless resources treat a missing property as null', () => {
     expect(await get('/Loose/Nope=1')).toEqual({ status: 204, body: null });
   });
 });
+
+describe('meta-condition locators must name declared properties too', () => {
+  test.each(['select=Nope', 'order_asc=Nope', 'add=Nope.Length', 'rename=Nope->X', 'safepost=Nope'])('%s is 404 UnknownProperty', async (meta) => {
+    const s = createService();
+    s.addResource({ name: 'Typed', schema: { type: 'object', properties: { Id: { type: 'integer' }, Name: { type: 'string' } } } });
+    const r = await s.handle({ method: meta.startsWith('safepost') ? 'POST' : 'GET', uri: `/Typed/_/${meta}`, headers: { 'content-type': 'application/json' }, body: meta.startsWith('safepost') ? '{"Id":1}' : undefined });
+    expect(r.status).toBe(404);
+    expect(JSON.parse(String(r.body)).ErrorCode).toBe('UnknownProperty');
+  });
+
+  test('names made by add and rename may be selected and ordered', async () => {
+    const s = createService();
+    s.addResource({ name: 'Typed', schema: { type: 'object', properties: { Id: { type: 'integer' }, Name: { type: 'string' } } } });
+    await s.handle({ method: 'POST', uri: '/Typed', headers: { 'content-type': 'application/json' }, body: '[{"Id":1,"Name":"Bo"},{"Id":2,"Name":"Al"}]' });
+    const r = await s.handle({ method: 'GET', uri: '/Typed/_/add=Name.Length&rename=Name->Who&select=Who,Name.Length&order_asc=Who', headers: { accept: 'application/json;raw=true' } });
+    expect(JSON.parse(String(r.body))).toEqual([{ Who: 'Al', 'Name.Length': 2 }, { Who: 'Bo', 'Name.Length': 2 }]);
+  });
+});

@@ -24,7 +24,8 @@ export function compileProjection(meta: MetaConditions): CompiledProjection {
   const addedNames = new Map((add ?? []).map((l) => [l.text.toLowerCase(), l]));
 
   for (const l of select ?? []) {
-    if (renamedAway.has(l.segments[0].toLowerCase())) {
+    // An added name (`Name.Length`) is an output key of its own, whatever rename did to `Name`.
+    if (renamedAway.has(l.segments[0].toLowerCase()) && !addedNames.has(l.text.toLowerCase())) {
       throw new ServiceError('InvalidMetaConditionSyntax', `select: '${l.text}' no longer exists after rename`);
     }
   }
@@ -32,10 +33,10 @@ export function compileProjection(meta: MetaConditions): CompiledProjection {
   const sourceOf = (l: Locator): Locator | null => {
     const name = l.text.toLowerCase();
     const head = l.segments[0].toLowerCase();
+    if (addedNames.has(name)) return addedNames.get(name)!;
     if (renamedAway.has(head)) {
       throw new ServiceError('InvalidMetaConditionSyntax', `order: '${l.text}' no longer exists after rename`);
     }
-    if (addedNames.has(name)) return addedNames.get(name)!;
     if (targetOf.has(name)) return targetOf.get(name)!;
     if (targetOf.has(head) || [...addedNames.keys()].some((k) => k.startsWith(`${head}.`))) return null;
     // A property that select leaves out still orders: it is read from the stored entity.
@@ -63,7 +64,11 @@ export function compileProjection(meta: MetaConditions): CompiledProjection {
     if (select) {
       const picked: Entity = {};
       for (const l of select) {
-        if (l.isDotted) {
+        const flat = l.isDotted ? findKey(out, l.text) : undefined;
+        if (flat !== undefined) {
+          // An added value (`Name.Length`) is a flat key of the output.
+          picked[flat] = out[flat];
+        } else if (l.isDotted) {
           picked[l.canonical(out)] = l.get(out) ?? null;
         } else {
           const key = findKey(out, l.text);

@@ -1,7 +1,8 @@
 import { ServiceError } from '../errors.js';
 import type { Condition } from '../grammar/parse.js';
 import type { Literal } from './literal.js';
-import { findKey } from './locator.js';
+import { findKey, type Locator } from './locator.js';
+import type { MetaConditions } from './meta-conditions.js';
 
 export type JsonSchema = { type?: string | string[]; properties?: Record<string, JsonSchema>; additionalProperties?: unknown; items?: JsonSchema; [k: string]: unknown };
 
@@ -13,13 +14,30 @@ export type JsonSchema = { type?: string | string[]; properties?: Record<string,
 export function typeConditions(conditions: readonly Condition[], schema: JsonSchema | undefined): readonly Condition[] {
   if (!schema?.properties) return conditions;
   return conditions.map((c) => {
-    const type = schemaTypeAt(schema, c.locator.segments, c.text);
+    const type = schemaTypeAt(schema, c.locator.segments, `condition '${c.text}'`);
     return type === undefined ? c : { ...c, value: convert(c.value, type, c.text) };
   });
 }
 
+/**
+ * Meta-condition locators on a resource with a schema must name declared properties, as
+ * condition locators must (404 UnknownProperty); names made by add or rename are outputs.
+ */
+export function checkMetaLocators(meta: MetaConditions, schema: JsonSchema | undefined): void {
+  if (!schema?.properties) return;
+  const made = new Set([...(meta.add ?? []).map((l) => l.text.toLowerCase()), ...(meta.rename ?? []).map((r) => r.to.toLowerCase())]);
+  const check = (l: Locator, where: string) => {
+    if (!made.has(l.text.toLowerCase()) && !made.has(l.segments[0].toLowerCase())) schemaTypeAt(schema, l.segments, where);
+  };
+  for (const l of meta.add ?? []) schemaTypeAt(schema, l.segments, `add=${l.text}`);
+  for (const r of meta.rename ?? []) schemaTypeAt(schema, r.from.segments, `rename=${r.from.text}->${r.to}`);
+  for (const l of meta.safepost ?? []) schemaTypeAt(schema, l.segments, `safepost=${l.text}`);
+  for (const l of meta.select ?? []) check(l, `select=${l.text}`);
+  if (meta.order) check(meta.order.locator, `order=${meta.order.locator.text}`);
+}
+
 /** The declared type at a locator; undefined when the schema does not say. */
-function schemaTypeAt(schema: JsonSchema, segments: readonly string[], text: string): string | undefined {
+function schemaTypeAt(schema: JsonSchema, segments: readonly string[], where: string): string | undefined {
   let current: JsonSchema | undefined = schema;
   for (let i = 0; i < segments.length; i++) {
     const seg = segments[i];
@@ -29,7 +47,7 @@ function schemaTypeAt(schema: JsonSchema, segments: readonly string[], text: str
     const key = findKey(current.properties, seg);
     if (key === undefined) {
       if (current.additionalProperties !== undefined && current.additionalProperties !== false) return undefined;
-      throw new ServiceError('UnknownProperty', `Unknown property '${segments.slice(0, i + 1).join('.')}' in condition '${text}'`);
+      throw new ServiceError('UnknownProperty', `Unknown property '${segments.slice(0, i + 1).join('.')}' in ${where}`);
     }
     current = current.properties[key];
   }
