@@ -15,6 +15,8 @@ export interface OperationContext {
   input(): Promise<Entity[]>;
   /** Raises a change event of the resource, if it raises events. */
   changed(kind: 'Inserted' | 'Updated' | 'Deleted', entities: Entity[]): Promise<void>;
+  /** Checks the caller's rights on another resource (403 Forbidden). */
+  authorize(resource: string, method: string): void;
 }
 
 export type Operation = (op: OperationContext) => Promise<Result>;
@@ -69,9 +71,10 @@ const report: Operation = async ({ resource, query }) => {
   return { kind: 'count', count: (await selectOutput(resource, query)).length };
 };
 
-async function prepare(resource: Resource, entity: Entity, existing?: Entity): Promise<Entity> {
+async function prepare(op: OperationContext, entity: Entity, existing?: Entity): Promise<Entity> {
+  const { resource } = op;
   const before = resource.definition.beforeWrite;
-  const value = before ? await before(entity, { operation: existing ? 'update' : 'insert', existing }) : entity;
+  const value = before ? await before(entity, { operation: existing ? 'update' : 'insert', existing, authorize: op.authorize }) : entity;
   resource.validate(value);
   return value;
 }
@@ -79,7 +82,7 @@ async function prepare(resource: Resource, entity: Entity, existing?: Entity): P
 async function insert(op: OperationContext, entities: Entity[]): Promise<Result> {
   const { resource } = op;
   const stored: Entity[] = [];
-  for (const e of entities) stored.push(await prepare(resource, e));
+  for (const e of entities) stored.push(await prepare(op, e));
   await resource.storage.write({ insert: stored });
   await resource.definition.afterWrite?.();
   await op.changed('Inserted', stored);
@@ -89,7 +92,7 @@ async function insert(op: OperationContext, entities: Entity[]): Promise<Result>
 async function update(op: OperationContext, pairs: Array<{ target: Entity; patch: Entity }>): Promise<Entity[]> {
   const { resource } = op;
   const updates: Array<{ target: Entity; value: Entity }> = [];
-  for (const { target, patch } of pairs) updates.push({ target, value: await prepare(resource, merge(target, patch), target) });
+  for (const { target, patch } of pairs) updates.push({ target, value: await prepare(op, merge(target, patch), target) });
   if (updates.length === 0) return [];
   await resource.storage.write({ update: updates });
   await resource.definition.afterWrite?.();
@@ -187,7 +190,7 @@ async function safepost(op: OperationContext, entities: Entity[]): Promise<Resul
     const k = keyOf(e);
     const pending = insertAt.get(k);
     if (pending !== undefined) {
-      inserts[pending] = await prepare(resource, merge(inserts[pending], e));
+      inserts[pending] = await prepare(op, merge(inserts[pending], e));
       continue;
     }
     const found = index.get(k) ?? [];
@@ -195,9 +198,9 @@ async function safepost(op: OperationContext, entities: Entity[]): Promise<Resul
     if (found.length === 1) {
       const target = found[0];
       if (!updates.has(target)) written.push(() => updates.get(target)!);
-      updates.set(target, await prepare(resource, merge(updates.get(target) ?? target, e), target));
+      updates.set(target, await prepare(op, merge(updates.get(target) ?? target, e), target));
     } else {
-      const i = inserts.push(await prepare(resource, e)) - 1;
+      const i = inserts.push(await prepare(op, e)) - 1;
       insertAt.set(k, i);
       written.push(() => inserts[i]);
     }

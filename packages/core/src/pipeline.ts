@@ -40,6 +40,7 @@ export async function handle(service: Service, request: PlainRequest, depth = 0)
       // Read once: a retried operation (Conflict) or a Source GET must not run twice.
       input: once(() => service.readInput(ctx)),
       changed: (kind, entities) => changed(service, resource, kind, entities, ctx.depth),
+      authorize: (name, method) => service.auth.authorize(principal, name, method),
     });
     const destination = ctx.method === 'GET' ? ctx.header('destination') : undefined;
     if (destination !== undefined) result = await sendToDestination(service, ctx, result, destination);

@@ -25,6 +25,8 @@ export interface WriteChange {
   operation: 'insert' | 'update';
   /** The stored entity an update replaces. */
   existing?: Entity;
+  /** Checks that the caller may use `method` on `resource` (403 Forbidden otherwise). */
+  authorize(resource: string, method: string): void;
 }
 
 export interface ResourceDefinition {

@@ -233,3 +233,34 @@ describe('the SSRF guard checks the resolved address before sending (DESIGN 8)',
     expect(await logRows(strict)).toEqual([expect.objectContaining({ Success: false, Status: null, Error: expect.stringMatching(/^Refused: 127\.0\.0\.1 is a loopback address/) })]);
   });
 });
+
+describe('pausing a webhook also stops the retries it had pending (SPEC 3)', () => {
+  test('after the pause no more calls arrive and the outbox empties', async () => {
+    const receiver = track(await Receiver.start());
+    receiver.status = 503;
+    const service = track(serviceWithPeople({ webhooks: { retrySchedule: [0, ...Array(50).fill(30)] } }));
+    await addHook(service, `http://127.0.0.1:${receiver.port}/in`, { Label: 'flaky' });
+    await call(service, 'POST', '/Person', { Id: 1, Name: 'P1' });
+    await receiver.waitFor(2);
+    expect((await call(service, 'PATCH', '/Service.Admin.Webhook/Label=flaky', { IsPaused: true })).status).toBe(200);
+    await until(async () => (await outbox(service)).length === 0, 'the outbox to empty');
+    const seen = receiver.calls.length;
+    await service.webhooks.idle();
+    expect(receiver.calls.length).toBe(seen);
+    const last = (await logRows(service)).pop()!;
+    expect(last).toMatchObject({ Success: false, Error: expect.stringMatching(/paused/) });
+  });
+});
+
+describe('a webhook never borrows rights: its author must be able to read what it delivers (DESIGN 6)', () => {
+  const keys = [
+    { key: 'hooks-only', allow: [{ resources: ['Service.Admin.*'] }] },
+    { key: 'hooks-and-people', allow: [{ resources: ['Service.Admin.*'] }, { resources: ['Person'], methods: ['GET'] }] },
+  ];
+  test.each([['hooks-only', 403], ['hooks-and-people', 201]])('%s -> %i', async (key, status) => {
+    const service = track(serviceWithPeople({ apiKeys: keys }));
+    const answer = await call(service, 'POST', '/Service.Admin.Webhook', { Destination: 'http://192.0.2.1/x', EventSelector: '/Person.Inserted' }, { authorization: `apikey ${key}` });
+    expect(answer.status).toBe(status);
+    if (status === 403) expect(answer.body.ErrorCode).toBe('Forbidden');
+  });
+});

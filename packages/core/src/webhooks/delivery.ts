@@ -194,6 +194,8 @@ export class DeliveryWorker {
   private async send(message: OutboxMessage): Promise<Outcome> {
     const webhook = await this.find(message.WebhookId);
     if (!webhook) return { status: null, success: false, error: 'The webhook no longer exists; the message is dropped', final: true };
+    // Paused webhooks are skipped (SPEC 3): retries still pending when it was paused are dropped too.
+    if (webhook.IsPaused) return { status: null, success: false, error: 'The webhook is paused; the message is dropped', final: true };
     const payload = await buildPayload(this.service, webhook, message);
     if (payload.kind === 'abort') return { status: null, success: false, error: `Aborted: ${payload.reason}`, final: true };
     const headers: Record<string, string> = {};

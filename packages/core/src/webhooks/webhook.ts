@@ -189,7 +189,7 @@ function customPayloadRequestOf(service: Service, value: unknown): CustomPayload
 }
 
 /** Validation on save (beforeWrite); returns the entity to store. */
-export function toStoredWebhook(service: Service, input: Entity, existing?: Entity): Webhook {
+export function toStoredWebhook(service: Service, input: Entity, existing?: Entity, authorize?: (resource: string, method: string) => void): Webhook {
   const f = canonicalFields(input, PROPERTIES, 'Webhook');
   if (f.Label !== undefined && f.Label !== null && typeof f.Label !== 'string') invalid('Label', 'Label must be a string');
   const method = f.Method ?? 'POST';
@@ -203,7 +203,10 @@ export function toStoredWebhook(service: Service, input: Entity, existing?: Enti
       invalid('Headers', `Headers: the Content-Type '${contentType}' cannot be written: ${(e as Error).message}`);
     }
   }
-  const selector = compileSelector(service, f.EventSelector as string).text;
+  const compiled = compileSelector(service, f.EventSelector as string);
+  // A webhook never borrows rights (DESIGN 6): it delivers what its author may read.
+  authorize?.(eventSource(service, compiled.event), 'GET');
+  const selector = compiled.text;
   return {
     // Id is read-only: generated on insert, kept on update, whatever the input says.
     Id: typeof existing?.Id === 'string' ? existing.Id : randomUUID(),
@@ -256,4 +259,11 @@ function unmask(headers: Record<string, string>, stored: Record<string, string> 
 
 function unmaskRequest(request: CustomPayloadRequest | null, stored: CustomPayloadRequest | null | undefined): CustomPayloadRequest | null {
   return request && stored ? { ...request, Headers: unmask(request.Headers, stored.Headers) } : request;
+}
+
+/** The resource whose data an event carries: `Person` for `Person.Inserted`, else the event itself. */
+function eventSource(service: Service, event: string): string {
+  const m = /^(.*)\.(Inserted|Updated|Deleted)$/.exec(event);
+  const source = m ? service.resources.find(m[1]) : undefined;
+  return source && source.kind === 'EntityResource' ? source.name : event;
 }

@@ -45,7 +45,7 @@ export class Webhooks {
       schema: WEBHOOK_SCHEMA,
       storage: this.storage,
       events: false,
-      beforeWrite: (entity, change) => toStoredWebhook(service, entity, change.existing) as unknown as Entity,
+      beforeWrite: (entity, change) => toStoredWebhook(service, entity, change.existing, change.authorize) as unknown as Entity,
       toOutput: webhookOutput,
       afterWrite: () => this.invalidate(),
     });
