@@ -33,8 +33,8 @@ export async function run({ quick = false } = {}) {
   const handleMacro = () => service.handle({ method: 'GET', uri: CALL });
   const handleDirect = () => service.handle({ method: 'GET', uri: DIRECT });
 
-  const ms = quick ? 150 : 400;
-  const rounds = quick ? 5 : 9;
+  const ms = quick ? 150 : 300;
+  const rounds = quick ? 5 : 7;
   const us = await alternate({
     parse: (w) => timeLoop(parseHit, w ?? ms),
     rewrite: (w) => timeLoopAsync(rewriteOnly, w ?? ms),

@@ -69,7 +69,7 @@ export async function run({ quick = false } = {}) {
     if (JSON.stringify(fn()) !== expected) throw new Error(`query bench: ${name} output differs from the hand-written output`);
   }
 
-  const roundMs = quick ? 250 : 600;
+  const roundMs = quick ? 250 : 450;
   const rounds = quick ? 5 : 9;
   const us = await alternate(
     {

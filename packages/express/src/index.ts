@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { PlainRequest, Service } from '@resourcery/core';
-import { toPlainRequest, writeResponse } from '@resourcery/node';
+import type { Service } from '@resourcery/core';
+import { parsedBody, toPlainRequest, writeResponse } from '@resourcery/node';
 
 export interface ExpressMiddlewareOptions {
   /**
@@ -26,24 +26,13 @@ export type ExpressMiddleware = (req: ExpressRequest, res: ServerResponse, next:
  * started) goes to `next(error)`, for the app's error handler to log.
  */
 export function createExpressMiddleware(service: Service, options: ExpressMiddlewareOptions = {}): ExpressMiddleware {
-  const basePath = options.basePath?.replace(/\/+$/, '');
   return (req, res, next) => {
     // Inside a mounted middleware Express has cut req.baseUrl off req.url; both stay undecoded.
-    const plain = toPlainRequest(req, req.url || '/', basePath ?? req.baseUrl ?? '');
+    const plain = toPlainRequest(req, req.url || '/', options.basePath ?? req.baseUrl ?? '');
     if (plain.body !== null && req.readableEnded) plain.body = parsedBody(req.body);
     service
       .handle(plain)
       .then((response) => writeResponse(res, response))
       .catch(next);
   };
-}
-
-/**
- * The body when a body parser (express.json(), express.raw(), express.text()...) has
- * already read the stream: raw bytes and text as they are, a parsed value as JSON again.
- */
-function parsedBody(body: unknown): PlainRequest['body'] {
-  if (body === undefined) return null;
-  if (typeof body === 'string' || body instanceof Uint8Array) return body;
-  return JSON.stringify(body);
 }

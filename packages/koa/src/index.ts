@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { PlainRequest, Service } from '@resourcery/core';
-import { stripBasePath, toPlainRequest, writeResponse } from '@resourcery/node';
+import { normalizeBasePath, type Service } from '@resourcery/core';
+import { parsedBody, stripBasePath, toPlainRequest, writeResponse } from '@resourcery/node';
 
 export interface KoaMiddlewareOptions {
   /** Serve only requests under this path (`/api`); others go on to `next()`. Default: all. */
@@ -37,8 +37,8 @@ export type KoaMiddleware = (ctx: KoaContext, next: () => Promise<unknown>) => P
  * only a failure of the library itself (handle() rejected) is thrown, for Koa's 500.
  */
 export function createKoaMiddleware(service: Service, options: KoaMiddlewareOptions = {}): KoaMiddleware {
-  const prefix = trimSlash(options.prefix ?? '');
-  const basePath = options.basePath === undefined ? prefix : trimSlash(options.basePath);
+  const prefix = normalizeBasePath(options.prefix);
+  const basePath = options.basePath === undefined ? prefix : normalizeBasePath(options.basePath);
   return async (ctx, next) => {
     const uri = stripBasePath(ctx.url, prefix);
     if (uri === undefined) {
@@ -46,26 +46,9 @@ export function createKoaMiddleware(service: Service, options: KoaMiddlewareOpti
       return;
     }
     const plain = toPlainRequest(ctx.req, uri, basePath);
-    if (plain.body !== null && ctx.req.readableEnded) plain.body = parsedBody(ctx.request);
+    if (plain.body !== null && ctx.req.readableEnded) plain.body = typeof ctx.request.rawBody === 'string' ? ctx.request.rawBody : parsedBody(ctx.request.body);
     const response = await service.handle(plain);
     ctx.respond = false;
     await writeResponse(ctx.res, response);
   };
-}
-
-/**
- * The body when a body parser (@koa/bodyparser, koa-bodyparser) has already read the
- * stream: the raw text it kept, else the parsed value as JSON again.
- */
-function parsedBody(request: KoaContext['request']): PlainRequest['body'] {
-  if (typeof request.rawBody === 'string') return request.rawBody;
-  const { body } = request;
-  if (body === undefined) return null;
-  if (typeof body === 'string' || body instanceof Uint8Array) return body;
-  return JSON.stringify(body);
-}
-
-/** `/api/` and `/api` are one mount path; links are `<basePath>/...`. */
-function trimSlash(path: string): string {
-  return path.replace(/\/+$/, '');
 }

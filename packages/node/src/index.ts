@@ -1,5 +1,5 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import { stripBasePath, type PlainRequest, type PlainResponse, type Service } from '@resourcery/core';
+import { normalizeBasePath, stripBasePath, type PlainRequest, type PlainResponse, type Service } from '@resourcery/core';
 
 export { stripBasePath };
 
@@ -20,6 +20,16 @@ function bodyOf(req: IncomingMessage): PlainRequest['body'] {
   const length = req.headers['content-length'];
   if (length === '0' || (length === undefined && req.headers['transfer-encoding'] === undefined)) return null;
   return req;
+}
+
+/**
+ * The body when a framework's body parser has already read the stream: raw bytes and
+ * text as they are, a parsed value as JSON again (Express and Koa adapters).
+ */
+export function parsedBody(body: unknown): PlainRequest['body'] {
+  if (body === undefined) return null;
+  if (typeof body === 'string' || body instanceof Uint8Array) return body;
+  return JSON.stringify(body);
 }
 
 /** Writes a plain response, streaming async bodies with back-pressure; stops if the client leaves. */
@@ -65,8 +75,7 @@ export type NodeListener = (req: IncomingMessage, res: ServerResponse) => void;
 
 /** A request listener for `http.createServer`. */
 export function createNodeListener(service: Service, options: NodeAdapterOptions = {}): NodeListener {
-  // Links (ErrorInfo) are basePath + '/...': a trailing slash would double it.
-  const basePath = (options.basePath ?? '').replace(/\/+$/, '');
+  const basePath = normalizeBasePath(options.basePath);
   return (req, res) => {
     const uri = stripBasePath(req.url ?? '/', basePath);
     if (uri === undefined) {
