@@ -27,7 +27,7 @@ export { DEFAULT_RETRY_SCHEDULE, retryDelay, sign as signWebhook, type WebhookOp
 export { WEBHOOK_RESOURCE, type Webhook, type CustomPayloadRequest } from './webhooks/webhook.js';
 export { LOG_RESOURCE as WEBHOOK_LOG_RESOURCE, type DeliveryAttempt } from './webhooks/log.js';
 export type { OutboxMessage } from './webhooks/outbox.js';
-export { parseHeaderRequest, type HeaderRequest } from './webhooks/source-destination.js';
+export { parseHeaderRequest, type HeaderRequest } from './source-destination.js';
 export { excel } from './content-types/excel.js';
 export { jsonLines } from './content-types/json-lines.js';
 export { propertyNames, resultEntities, resultSummary } from './content-types/tables.js';

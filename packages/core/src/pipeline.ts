@@ -9,7 +9,7 @@ import type { Entity } from './query/conditions.js';
 import type { Resource } from './resources.js';
 import type { Result } from './results.js';
 import type { Service } from './service.js';
-import { sendToDestination } from './webhooks/source-destination.js';
+import { sendToDestination } from './source-destination.js';
 
 export const LISTING = 'Service.AvailableResource';
 

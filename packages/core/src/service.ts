@@ -16,7 +16,7 @@ import { ComputedStorage } from './storage/computed.js';
 import { MemoryStorage } from './storage/memory.js';
 import type { Storage } from './storage/storage.js';
 import type { WebhookOptions } from './webhooks/delivery.js';
-import { readSource } from './webhooks/source-destination.js';
+import { readSource } from './source-destination.js';
 import { Webhooks } from './webhooks/webhooks.js';
 
 export interface ServiceOptions {

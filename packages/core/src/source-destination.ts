@@ -1,12 +1,12 @@
-import { Auth } from '../auth.js';
-import { ServiceError, type ErrorCode } from '../errors.js';
-import type { RequestContext } from '../http/context.js';
-import { METHODS, type PlainResponse } from '../http/types.js';
-import type { Entity } from '../query/conditions.js';
-import type { Result } from '../results.js';
-import type { Service } from '../service.js';
-import { isAbsolute, refusedResolved, outgoingFetch } from './guard.js';
-import { collectBody, headerValue, serializeEntities } from './payload.js';
+import { Auth } from './auth.js';
+import { ServiceError, type ErrorCode } from './errors.js';
+import type { RequestContext } from './http/context.js';
+import { METHODS, type PlainResponse } from './http/types.js';
+import type { Entity } from './query/conditions.js';
+import type { Result } from './results.js';
+import type { Service } from './service.js';
+import { isAbsolute, refusedResolved, outgoingFetch } from './webhooks/guard.js';
+import { collectBody, headerValue, serializeEntities } from './webhooks/payload.js';
 
 /**
  * The `Source` and `Destination` request headers (DESIGN 4):
