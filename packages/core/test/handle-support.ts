@@ -44,3 +44,23 @@ export async function call(service: Service, method: string, uri: string, init: 
   }
   return { status: res.status, headers: res.headers, body: res.body, text, json };
 }
+
+/** A resource with a schema used by the method and request tests. */
+export const PERSON_SCHEMA = {
+  type: 'object',
+  properties: {
+    Id: { type: 'integer' },
+    Name: { type: 'string', minLength: 1 },
+    Age: { type: 'integer', minimum: 0 },
+    City: { type: ['string', 'null'] },
+  },
+  required: ['Name', 'Age'],
+  additionalProperties: false,
+};
+
+export const PEOPLE = [
+  { Id: 1, Name: 'Ada', Age: 36, City: 'London' },
+  { Id: 2, Name: 'Linus', Age: 12, City: 'Helsinki' },
+  { Id: 3, Name: 'Grace', Age: 45, City: 'Arlington' },
+  { Id: 4, Name: 'Tim', Age: 9, City: 'London' },
+];

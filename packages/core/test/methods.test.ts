@@ -1,26 +1,7 @@
 import { createService, MemoryStorage, type Service } from '@resourcery/core';
-import { call, RAW } from './handle-support';
+import { call, PEOPLE, PERSON_SCHEMA, RAW } from './handle-support';
 
 /** Behaviour of each method through `service.handle` (DESIGN 4), with no HTTP in between. */
-
-const PERSON_SCHEMA = {
-  type: 'object',
-  properties: {
-    Id: { type: 'integer' },
-    Name: { type: 'string', minLength: 1 },
-    Age: { type: 'integer', minimum: 0 },
-    City: { type: ['string', 'null'] },
-  },
-  required: ['Name', 'Age'],
-  additionalProperties: false,
-};
-
-const PEOPLE = [
-  { Id: 1, Name: 'Ada', Age: 36, City: 'London' },
-  { Id: 2, Name: 'Linus', Age: 12, City: 'Helsinki' },
-  { Id: 3, Name: 'Grace', Age: 45, City: 'Arlington' },
-  { Id: 4, Name: 'Tim', Age: 9, City: 'London' },
-];
 
 let service: Service;
 let people: MemoryStorage;
