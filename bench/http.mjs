@@ -1,13 +1,13 @@
 // HTTP benches. Every server runs in its own child process, autocannon in another; each
 // pair is checked for equivalent output first, then measured side by side in rounds.
-//   node bench/http.mjs [--quick] [--json] [--only=node,jsonserver,post,express,koa]
+//   node bench/http.mjs [--quick] [--json] [--only=node,nodesmall,express,koa,jsonserver,post]
 import { copyFileSync } from 'node:fs';
 import path from 'node:path';
 import { RESULTS_DIR, writeDataFile } from './lib/data.mjs';
-import { CLI, freePort, measure, request, startLoadGenerator, startServer } from './lib/http.mjs';
+import { BENCH, CLI, freePort, measure, request, startLoadGenerator, startServer } from './lib/http.mjs';
 import { flags, fmt, median, table } from './lib/stats.mjs';
 
-const JSON_SERVER = path.join(RESULTS_DIR, '..', 'node_modules', 'json-server', 'lib', 'cli', 'bin.js');
+const JSON_SERVER = path.join(BENCH, 'node_modules', 'json-server', 'lib', 'cli', 'bin.js');
 
 export const NODE_PATH = '/Person/Age>30&Email!=null/order_desc=Age&limit=10&select=Name,Age';
 /** The closest json-server 0.17 comes to NODE_PATH: same filter, order and page, but no select. */
@@ -18,7 +18,7 @@ const POST_BODY = JSON.stringify({ Name: 'Bench Person', Age: 33, Email: 'bench@
 function settings(quick) {
   // Many short rounds: other load on the machine comes in bursts, and a median of many
   // rounds shrugs off a burst that would spoil one long run.
-  return quick ? { rounds: 3, duration: 1, warmup: 1 } : { rounds: 7, duration: 1.2, warmup: 1.5 };
+  return quick ? { rounds: 3, duration: 1, warmup: 1 } : { rounds: 6, duration: 1.2, warmup: 1.5 };
 }
 
 /** The envelope's TimeElapsedMs is measured per request, so it is the one field that may differ. */
@@ -117,7 +117,7 @@ async function jsonServer(load, quick) {
 async function posts(load, quick) {
   const data = writeDataFile('people-10k.json', 10_000);
   const { duration } = settings(quick);
-  const rounds = quick ? 3 : 5;
+  const rounds = quick ? 3 : 4;
   const figures = { lib: [], js: [] };
   const perCpu = { lib: [], js: [] };
   const headers = { 'content-type': 'application/json' };

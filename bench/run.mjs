@@ -46,7 +46,7 @@ if (wanted('macro')) {
 const httpSuites = Object.keys(SUITES).filter(wanted);
 if (httpSuites.length) Object.assign(results, await runHttp({ quick: opts.quick, only: httpSuites, log: (m) => log(m) }));
 
-const x = (v) => `${v.toFixed(2)}x`;
+const x = (v) => `${v < 10 ? v.toPrecision(3) : v.toFixed(1)}x`;
 const rows = [];
 const skipped = (name, r) => rows.push([name, '-', '-', '-', '-', '-', r.skipped ? `skipped: ${r.skipped}` : `error: ${r.error}`]);
 const cx = (v) => (v ? x(v) : '-');

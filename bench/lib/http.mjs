@@ -8,17 +8,17 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { median } from './stats.mjs';
 
-const BENCH = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const BENCH = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const CLI = path.join(BENCH, '..', 'packages', 'cli', 'dist', 'cli.js');
 
 /**
  * Starts `node <script> ...args` and resolves once it prints `http://127.0.0.1:<port>`,
  * or, with `readyPath` (for servers that print nothing, such as json-server --quiet),
- * once GET `readyPath` on `port` answers.
+ * once GET `readyPath` on `port` answers. `execArgv`: node options for the server (e.g. --cpu-prof).
  */
-export function startServer(name, script, args = [], { port, readyPath } = {}) {
+export function startServer(name, script, args = [], { port, readyPath, execArgv = [] } = {}) {
   const file = path.isAbsolute(script) ? script : path.join(BENCH, script);
-  const child = spawn(process.execPath, [file, ...args], { stdio: ['ignore', 'pipe', 'pipe'], cwd: BENCH });
+  const child = spawn(process.execPath, [...execArgv, file, ...args], { stdio: ['ignore', 'pipe', 'pipe'], cwd: BENCH });
   let output = '';
   return new Promise((resolve, reject) => {
     let settled = false;
