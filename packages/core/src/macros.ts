@@ -1,3 +1,4 @@
+import { isEntityBody } from './content-types/json.js';
 import { ServiceError } from './errors.js';
 import { parseUri, type ParsedUri } from './grammar/parse.js';
 import type { RequestContext } from './http/context.js';
@@ -168,7 +169,7 @@ export class Macros {
     })();
     if (target.error) invalid('Uri', `Uri does not parse: ${target.error.message}`);
     if (target.macro && target.resource.toLowerCase() === Name.toLowerCase()) invalid('Uri', `Macro '${Name}' may not call itself`);
-    if (Body !== null && (typeof Body !== 'object' || (Array.isArray(Body) && Body.some((b) => b === null || typeof b !== 'object' || Array.isArray(b))))) {
+    if (Body !== null && !isEntityBody(Body)) {
       invalid('Body', 'Body must be an object or an array of objects');
     }
     let headers: Record<string, string> | null = null;

@@ -29,11 +29,21 @@ export function writeJson(result: Result, context: WriteContext): string {
 export function toEntities(value: unknown): Entity[] {
   const items = Array.isArray(value) ? value : [value];
   items.forEach((item, i) => {
-    if (item === null || typeof item !== 'object' || Array.isArray(item)) {
+    if (!isEntity(item)) {
       throw new ServiceError('InvalidResourceEntity', Array.isArray(value) ? `Item ${i} of the body is not an object` : 'The body is not an object or an array of objects');
     }
   });
   return items as Entity[];
+}
+
+/** A JSON object (not null, not an array). */
+export function isEntity(value: unknown): value is Entity {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** What a body may be: one entity or an array of entities. */
+export function isEntityBody(value: unknown): value is Entity | Entity[] {
+  return Array.isArray(value) ? value.every(isEntity) : isEntity(value);
 }
 
 function writeRaw(result: Result): string {

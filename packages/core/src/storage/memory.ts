@@ -1,6 +1,5 @@
 import { ServiceError } from '../errors.js';
 import { evaluate, type CompiledQuery } from '../query/evaluate.js';
-import { NO_META } from '../query/meta-conditions.js';
 import type { Entity, SelectQuery, SelectResult, Storage, WriteBatch } from './storage.js';
 
 /**
@@ -25,7 +24,8 @@ export class MemoryStorage implements Storage {
       search: null,
       project: null,
       sourceOrder: query.order?.locator ?? null,
-      meta: { ...NO_META, order: query.order, offset: query.offset, limit: query.limit },
+      // Written out rather than spread from NO_META: this runs on every select.
+      meta: { unsafe: false, limit: query.limit, offset: query.offset, order: query.order, select: null, add: null, rename: null, distinct: false, search: null, searchRegex: null, safepost: null },
     };
     return { entities: evaluate(this.entities, compiled), conditionsApplied: true, pagingApplied: true };
   }

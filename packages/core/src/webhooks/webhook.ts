@@ -1,3 +1,4 @@
+import { isEntityBody } from '../content-types/json.js';
 import { Auth } from '../auth.js';
 import { randomUUID } from 'node:crypto';
 import { ServiceError } from '../errors.js';
@@ -175,7 +176,7 @@ function customPayloadRequestOf(service: Service, value: unknown): CustomPayload
   if (typeof f.URI !== 'string' || f.URI.trim() === '') invalid(`${where}.URI`, `${where}.URI must be a local URI such as /Person/Id=1`);
   if (isAbsolute(f.URI.trim())) invalid(`${where}.URI`, `${where}.URI must be local (relative), e.g. /Person/Id=1`);
   const body = f.Body ?? null;
-  if (body !== null && (typeof body !== 'object' || (Array.isArray(body) && body.some((b) => b === null || typeof b !== 'object' || Array.isArray(b))))) {
+  if (body !== null && !isEntityBody(body)) {
     invalid(`${where}.Body`, `${where}.Body must be an object or an array of objects`);
   }
   return {
