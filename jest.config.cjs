@@ -10,7 +10,7 @@ module.exports = {
     // PGlite's CommonJS build still calls import('fs'), which jest's VM refuses: swc turns it into require.
     '@electric-sql[\\\\/]pglite[\\\\/]dist[\\\\/][^\\\\/]+\\.cjs$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }],
   },
-  // content-type 3 ships only ESM: let swc turn it into CommonJS like our sources.
-  transformIgnorePatterns: ['/node_modules/(?!(\\.pnpm/[^/]+/node_modules/)?(content-type|@electric-sql/pglite)/)'],
+  // PGlite ships ESM that jest must turn into CommonJS like our sources.
+  transformIgnorePatterns: ['/node_modules/(?!(\\.pnpm/[^/]+/node_modules/)?(@electric-sql/pglite)/)'],
   testTimeout: 20000,
 };

@@ -23,6 +23,12 @@ interface Registered {
 }
 
 /** Registered protocol providers and content negotiation by binding. */
+/** Spreadsheet formats people send by mistake, and what to do instead. */
+const SPREADSHEET_HINTS: Record<string, string> = {
+  'application/vnd.oasis.opendocument.spreadsheet': 'OpenDocument spreadsheets (.ods) are not supported: save the file as an Excel workbook (.xlsx).',
+  'application/vnd.ms-excel': 'Legacy Excel 97-2003 workbooks (.xls) are not supported: save the file as an Excel workbook (.xlsx).',
+};
+
 export class Protocols {
   private readonly providers: ProtocolProvider[] = [];
   private readonly types: Registered[] = [];
@@ -85,7 +91,8 @@ export class Protocols {
     const type = range && this.byBinding.get(range.type)?.type;
     if (!range || !type || type.read === undefined) {
       const readable = this.types.filter((r) => r.type.read).map((r) => r.type.mimeType);
-      throw new ServiceError('UnsupportedContent', `Cannot read a body of Content-Type '${header}'. Readable: ${readable.join(', ')}`);
+      const hint = range && SPREADSHEET_HINTS[range.type] ? ` ${SPREADSHEET_HINTS[range.type]}` : '';
+      throw new ServiceError('UnsupportedContent', `Cannot read a body of Content-Type '${header}'.${hint} Readable: ${readable.join(', ')}`);
     }
     return { contentType: type, params: range.params };
   }

@@ -1,5 +1,5 @@
 import ExcelJS from 'exceljs';
-import { crc32 } from 'node:zlib';
+import { crc32, deflateRawSync } from 'node:zlib';
 import type { PlainResponse } from '@resourcery/core';
 
 /** Helpers for the content-type tests: whole bodies as bytes, workbooks as plain rows. */
@@ -32,7 +32,8 @@ export interface Sheet {
 export async function readSheets(bytes: Uint8Array): Promise<Sheet[]> {
   const workbook = new ExcelJS.Workbook();
   await workbook.xlsx.load(bytes as unknown as ArrayBuffer);
-  return workbook.worksheets.map((ws) => {
+  // The very hidden types sheet is for readers, not people: tests look at what people see.
+  return workbook.worksheets.filter((ws) => ws.state !== 'veryHidden').map((ws) => {
     const rows: unknown[][] = [];
     const types: number[][] = [];
     ws.eachRow((row, r) => {
@@ -61,31 +62,44 @@ export async function workbookOf(sheets: Record<string, ExcelJS.CellValue[][]>):
 
 /** A ZIP of stored (uncompressed) files; `declaredSize` makes the central directory claim another size. */
 export function storedZip(files: Array<{ name: string; data: string }>, declaredSize?: number): Buffer {
+  return zipOf(files, { deflate: false, declaredSize });
+}
+
+/** A ZIP of deflated files; `declaredSize` makes both headers claim another unpacked size. */
+export function deflatedZip(files: Array<{ name: string; data: Buffer }>, declaredSize?: number): Buffer {
+  return zipOf(files, { deflate: true, declaredSize });
+}
+
+function zipOf(files: Array<{ name: string; data: string | Buffer }>, options: { deflate: boolean; declaredSize?: number }): Buffer {
   const locals: Buffer[] = [];
   const directory: Buffer[] = [];
   let offset = 0;
   for (const file of files) {
     const name = Buffer.from(file.name);
     const data = Buffer.from(file.data);
+    const packed = options.deflate ? deflateRawSync(data) : data;
+    const method = options.deflate ? 8 : 0;
     const header = Buffer.alloc(30);
     header.writeUInt32LE(0x04034b50, 0);
     header.writeUInt16LE(20, 4);
+    header.writeUInt16LE(method, 8);
     header.writeUInt32LE(crc32(data), 14);
-    header.writeUInt32LE(data.length, 18);
-    header.writeUInt32LE(data.length, 22);
+    header.writeUInt32LE(packed.length, 18);
+    header.writeUInt32LE(options.deflate ? (options.declaredSize ?? data.length) : data.length, 22);
     header.writeUInt16LE(name.length, 26);
     const entry = Buffer.alloc(46);
     entry.writeUInt32LE(0x02014b50, 0);
     entry.writeUInt16LE(20, 4);
     entry.writeUInt16LE(20, 6);
+    entry.writeUInt16LE(method, 10);
     entry.writeUInt32LE(crc32(data), 16);
-    entry.writeUInt32LE(data.length, 20);
-    entry.writeUInt32LE(declaredSize ?? data.length, 24);
+    entry.writeUInt32LE(packed.length, 20);
+    entry.writeUInt32LE(options.declaredSize ?? data.length, 24);
     entry.writeUInt16LE(name.length, 28);
     entry.writeUInt32LE(offset, 42);
-    locals.push(header, name, data);
+    locals.push(header, name, packed);
     directory.push(entry, name);
-    offset += header.length + name.length + data.length;
+    offset += header.length + name.length + packed.length;
   }
   const dir = Buffer.concat(directory);
   const end = Buffer.alloc(22);

@@ -1,6 +1,6 @@
 import { createService, MemoryStorage, type Entity, type Service } from '@resourcery/core';
 import { call } from './handle-support';
-import { EXCEL, readBody, readSheets, storedZip, workbookOf } from './content-types-support';
+import { deflatedZip, EXCEL, readBody, readSheets, storedZip, workbookOf } from './content-types-support';
 
 /** Spreadsheet (Excel format) output and input (SPEC 2.2, DESIGN 7). */
 
@@ -118,10 +118,10 @@ describe('a GET as Excel POSTed to another resource gives the same entities', ()
     expect(r.json).toEqual([BOOKS[0]]);
   });
 
-  test('null and missing both come back as a missing property', async () => {
+  test('null comes back as null and missing as missing (the types sheet tells the empty cells apart)', async () => {
     const service = shop([{ Isbn: 'a', Subtitle: null }, { Isbn: 'b' }]);
     const posted = await postExcel(service, '/Archive', (await getExcel(service, '/Book')).bytes);
-    expect(posted.json).toEqual([{ Isbn: 'a' }, { Isbn: 'b' }]);
+    expect(posted.json).toEqual([{ Isbn: 'a', Subtitle: null }, { Isbn: 'b' }]);
   });
 
   test('a resource with a schema accepts its own export, optional properties left blank', async () => {
@@ -198,11 +198,13 @@ describe('a body that is not a readable workbook is 400 FailedExcelRead', () => 
   test('a workbook cut short', async () => {
     const file = (await getExcel(shop(), '/Book')).bytes;
     await expectFailedRead(file.subarray(0, file.length - 200), /not/);
-    await expectFailedRead(Buffer.concat([file.subarray(0, 100), Buffer.alloc(100), file.subarray(200)]), /not a readable/);
+    // Damage the sheet's compressed data (parts the reader does not need may be damaged harmlessly).
+    const sheet = file.indexOf('xl/worksheets/sheet1.xml') + 100;
+    await expectFailedRead(Buffer.concat([file.subarray(0, sheet), Buffer.alloc(100, 0xff), file.subarray(sheet + 100)]), /damaged/);
   });
 
   test('a ZIP that is not a workbook', async () => {
-    await expectFailedRead(storedZip([{ name: 'hello.txt', data: 'hello' }]), /no sheets/);
+    await expectFailedRead(storedZip([{ name: 'hello.txt', data: 'hello' }]), /no workbook part/);
   });
 
   test('two columns with the same property name', async () => {
@@ -214,12 +216,24 @@ describe('a body that is not a readable workbook is 400 FailedExcelRead', () => 
   });
 });
 
-describe('a workbook that unpacks to more than the limit is 413 PayloadTooLarge, before it is unpacked', () => {
-  test('the sizes the ZIP declares are checked', async () => {
-    const bomb = storedZip([{ name: 'xl/worksheets/sheet1.xml', data: '<x/>' }], 0xfffffff0);
-    const r = await postExcel(shop(), '/Archive', bomb);
+describe('a workbook that unpacks to more than the limit is 413 PayloadTooLarge, counted while it unpacks', () => {
+  test('sizes the ZIP declares are not trusted: a part that inflates past the limit is stopped', async () => {
+    // 200 MB of zeros deflate to about 200 KB; the directory claims 100 bytes.
+    const bomb = deflatedZip([{ name: 'xl/workbook.xml', data: Buffer.alloc(200 * 1024 * 1024) }], 100);
+    expect(bomb.length).toBeLessThan(1024 * 1024);
+    const service = shop();
+    const r = await postExcel(service, '/Archive', bomb);
     expect(r.status).toBe(413);
     expect(r.json).toMatchObject({ ErrorCode: 'PayloadTooLarge' });
+    expect(r.json.Message).toMatch(/unpacks to more than/);
+    expect((await call(service, 'REPORT', '/Archive', { headers: { accept: 'json;raw=true' } })).json).toBe(0);
+  });
+
+  test('a huge declared size alone is not refused: what counts is what inflates', async () => {
+    const small = storedZip([{ name: 'xl/worksheets/sheet1.xml', data: '<x/>' }], 0xfffffff0);
+    const r = await postExcel(shop(), '/Archive', small);
+    expect(r.status).toBe(400);
+    expect(r.json.ErrorCode).toBe('FailedExcelRead');
   });
 });
 

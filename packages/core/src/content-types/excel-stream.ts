@@ -24,6 +24,8 @@ export function loadExcelJs(): Promise<ExcelJs> {
 
 export interface SheetSource {
   name: string;
+  /** Sheets the reader needs but people do not are 'veryHidden' (not listed in Excel's Unhide dialog). */
+  state?: 'visible' | 'hidden' | 'veryHidden';
   /** exceljs row values: index 0 stays empty, column n is index n, holes are empty cells. */
   rows: Iterable<unknown[]>;
 }
@@ -52,7 +54,7 @@ export async function* streamWorkbook(sheets: readonly SheetSource[]): AsyncGene
 
 async function writeSheets(workbook: import('exceljs').stream.xlsx.WorkbookWriter, sheets: readonly SheetSource[], signal: AbortSignal): Promise<void> {
   for (const sheet of sheets) {
-    const worksheet = workbook.addWorksheet(sheet.name);
+    const worksheet = workbook.addWorksheet(sheet.name, sheet.state ? { state: sheet.state } : undefined);
     let count = 0;
     for (const row of sheet.rows) {
       worksheet.addRow(row).commit();

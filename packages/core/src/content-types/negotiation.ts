@@ -1,12 +1,11 @@
 /**
  * Content negotiation (RFC 9110 12.5.1 and 8.3) over content-type bindings.
  *
- * Header syntax is parsed by `content-type` (jshttp): quoted strings, escapes, case and
- * whitespace rules, and comma-separated lists in its `comma` mode. What is left here is
- * what no media-type library knows: short bindings such as `jl`, which are tokens rather
- * than media types, and the choice among our bindings.
+ * Header syntax (quoted strings, escapes, case and white space, comma-separated lists)
+ * is parsed in media-type.ts. What is left here: short bindings such as `jl`, which are
+ * tokens rather than media types, and the choice among our bindings.
  */
-import { isTokenValid, isTypeValid, parse } from 'content-type';
+import { isMediaType, isToken, parseMediaTypeAt } from './media-type.js';
 
 export interface MediaRange {
   /** Lower-case type without parameters: `application/json`, `*\/*`, `text/*`, or a short binding like `jl`. */
@@ -33,7 +32,7 @@ const QVALUE = /^(?:\d+(?:\.\d*)?|\.\d+)$/;
 function toRange(type: string, parameters: Record<string, string>): MediaRange | null {
   // `*` alone is what some old clients (Java's HttpURLConnection) send for `*/*`.
   const name = type === '*' ? '*/*' : type;
-  if (!isTypeValid(name) && !isTokenValid(name)) return null;
+  if (!isMediaType(name) && !isToken(name)) return null;
   const params: Record<string, string> = {};
   let q = 1;
   for (const key of Object.keys(parameters)) {
@@ -48,7 +47,7 @@ function toRange(type: string, parameters: Record<string, string>): MediaRange |
 
 /** One media type or short binding (a Content-Type value); null when it is malformed. */
 export function parseMediaType(text: string): MediaRange | null {
-  const { type, parameters } = parse(text);
+  const { type, parameters } = parseMediaTypeAt(text);
   return toRange(type, parameters);
 }
 
@@ -57,7 +56,7 @@ export function parseAccept(header: string): MediaRange[] {
   const ranges: MediaRange[] = [];
   let start = 0;
   while (start < header.length) {
-    const { type, parameters, index } = parse(header, { comma: true, start });
+    const { type, parameters, index } = parseMediaTypeAt(header, true, start);
     if (type !== '') {
       const range = toRange(type, parameters);
       if (range) ranges.push(range);
