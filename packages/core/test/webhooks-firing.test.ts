@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import type { ContentType, Service } from '@resourcery/core';
 import { call, Receiver, serviceWithPeople } from './webhook-receiver';
@@ -143,6 +144,14 @@ describe('the webhook\'s Content-Type selects the format of an entity payload (S
     expect(await contentType.read!(delivery.body, { params: {} })).toEqual([{ Id: 3, Name: 'A', Age: 1 }]);
   });
 
+  test('a short binding (excel, jl) is sent as the real MIME type of its content type', async () => {
+    await hook({ EventSelector: '/Person.Inserted', Headers: { 'Content-Type': 'excel' } });
+    await hook({ EventSelector: '/Person.Inserted', Headers: { 'Content-Type': 'jl' } });
+    await call(service, 'POST', '/Person', { Id: 3, Name: 'A', Age: 1 });
+    const types = (await delivered()).map((c) => c.headers['content-type']).sort();
+    expect(types).toEqual(['application/jsonlines', 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet']);
+  });
+
   test('JSON with raw=false is still a bare array', async () => {
     await hook({ EventSelector: '/Person.Inserted', Headers: { 'Content-Type': 'application/json; raw=false' } });
     await call(service, 'POST', '/Person', { Id: 3, Name: 'A', Age: 1 });
@@ -259,6 +268,23 @@ describe('a relative Destination runs in-process with the webhook\'s Headers (DE
 });
 
 describe('deliveries carry Standard Webhooks headers (DESIGN 8)', () => {
+  test('text payloads (JSON, JSON Lines) verify with the official library as they are; binary ones (Excel) verify over their raw bytes', async () => {
+    await hook({ EventSelector: '/Person.Inserted', Destination: `${receiver.url}/jl`, Secret: SECRET, Headers: { 'Content-Type': 'jl' } });
+    await hook({ EventSelector: '/Person.Inserted', Destination: `${receiver.url}/xlsx`, Secret: SECRET, Headers: { 'Content-Type': 'excel' } });
+    await call(service, 'POST', '/Person', { Id: 3, Name: 'Zoë', Age: 1 });
+    const calls = await delivered();
+    const jl = calls.find((c) => c.path === '/jl')!;
+    const xlsx = calls.find((c) => c.path === '/xlsx')!;
+    const headers = (c: typeof jl) => c.headers as Record<string, string>;
+    expect(() => new StandardWebhook(SECRET).verify(jl.body, headers(jl))).not.toThrow();
+    // The library turns a Buffer into UTF-8 text before it signs, which changes a ZIP's bytes.
+    expect(() => new StandardWebhook(SECRET).verify(xlsx.body, headers(xlsx))).toThrow();
+    const key = Buffer.from(SECRET.slice('whsec_'.length), 'base64');
+    const signed = Buffer.concat([Buffer.from(`${xlsx.headers['webhook-id']}.${xlsx.headers['webhook-timestamp']}.`), xlsx.body]);
+    const expected = `v1,${createHmac('sha256', key).update(signed).digest('base64')}`;
+    expect(String(xlsx.headers['webhook-signature']).split(' ')).toContain(expected);
+  });
+
   test('webhook-id and webhook-timestamp always; webhook-signature when a Secret is set', async () => {
     await hook({ EventSelector: '/Person.Inserted', Destination: `${receiver.url}/plain` });
     await hook({ EventSelector: '/Person.Inserted', Destination: `${receiver.url}/signed`, Secret: SECRET });

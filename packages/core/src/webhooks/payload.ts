@@ -1,3 +1,4 @@
+import { isMediaType, parseMediaTypeAt } from '../content-types/media-type.js';
 import type { BodyChunk, PlainResponse } from '../http/types.js';
 import type { Entity } from '../query/conditions.js';
 import type { Service } from '../service.js';
@@ -41,7 +42,9 @@ export async function collectBody(body: PlainResponse['body'], limit = Infinity)
 export async function serializeEntities(service: Service, entities: Entity[], contentTypeHeader: string | undefined): Promise<{ body: Buffer; contentType: string }> {
   const { contentType, params } = service.protocols.forAccept(contentTypeHeader);
   const body = contentType.write!({ kind: 'entities', entities }, { params: { ...params, raw: 'true' }, elapsedMs: () => 0 });
-  const header = contentTypeHeader ?? (contentType.mimeType === 'application/json' ? 'application/json; charset=utf-8' : contentType.mimeType);
+  // A media type is sent as the webhook names it; a short binding (`excel`, `jl`) is no media type, so its type's own is sent.
+  const named = contentTypeHeader !== undefined && isMediaType(parseMediaTypeAt(contentTypeHeader).type);
+  const header = named ? contentTypeHeader : contentType.mimeType === 'application/json' ? 'application/json; charset=utf-8' : contentType.mimeType;
   return { body: await collectBody(body), contentType: header };
 }
 
