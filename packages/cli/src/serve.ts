@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import type http from 'node:http';
+import type { Server } from 'node:http';
 import { parseArgs } from 'node:util';
 import { createService, type Service } from '@resourcery/core';
 import { createServer } from '@resourcery/node';
@@ -63,7 +63,7 @@ export function urlOf(server: { address(): AddressInfo | string | null }, host: 
 }
 
 /** Loads the file, builds the service and listens. */
-export async function serve(options: ServeOptions): Promise<{ service: Service; server: http.Server; url: string; store: FileStore }> {
+export async function serve(options: ServeOptions): Promise<{ service: Service; server: Server; url: string; store: FileStore }> {
   const { service, store } = await createFileService(options);
   const server = createServer(service);
   await new Promise<void>((resolve, reject) => {
@@ -74,7 +74,7 @@ export async function serve(options: ServeOptions): Promise<{ service: Service; 
 }
 
 /** Stops on SIGINT/SIGTERM: close the server, the service (webhook worker), then wait for a running save. */
-export function stopOnSignals(server: http.Server, service: Service, store: FileStore): void {
+export function stopOnSignals(server: Server, service: Service, store: FileStore): void {
   const stop = () => {
     server.close();
     server.closeAllConnections();

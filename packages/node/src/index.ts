@@ -1,4 +1,4 @@
-import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { normalizeBasePath, stripBasePath, type PlainRequest, type PlainResponse, type Service } from '@resourcery/core';
 
 export { stripBasePath };
@@ -104,6 +104,6 @@ export function createNodeListener(service: Service, options: NodeAdapterOptions
 }
 
 /** An http.Server serving the service (call `.listen(port)`). */
-export function createServer(service: Service, options: NodeAdapterOptions = {}): http.Server {
-  return http.createServer(createNodeListener(service, options));
+export function createServer(service: Service, options: NodeAdapterOptions = {}): Server {
+  return createHttpServer(createNodeListener(service, options));
 }

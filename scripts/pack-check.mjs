@@ -1,0 +1,140 @@
+#!/usr/bin/env node
+// Packs every package as it would be published, installs the tarballs with npm into a
+// fresh app outside the workspace (engine-strict, on this Node), and runs what an app
+// author would: an ESM app, a CommonJS app, strict `tsc --noEmit` with and without
+// esModuleInterop, and a node:test unit test through service.handle.
+// Run after `pnpm build`: `node scripts/pack-check.mjs` (CI runs it). Ends with one line:
+// `pack-check: N of N checks ok` (worded so it is not taken for the test suite's count).
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const root = resolve(import.meta.dirname, '..');
+const work = mkdtempSync(join(tmpdir(), 'resourcery-pack-'));
+const tarballs = join(work, 'tarballs');
+const app = join(work, 'app');
+mkdirSync(tarballs);
+mkdirSync(app);
+
+const packages = readdirSync(join(root, 'packages'), { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .map((d) => JSON.parse(readFileSync(join(root, 'packages', d.name, 'package.json'), 'utf8')))
+  .filter((p) => !p.private);
+
+const results = [];
+function check(name, fn) {
+  try {
+    fn();
+    results.push([name, true]);
+    console.log(`ok   ${name}`);
+  } catch (e) {
+    results.push([name, false]);
+    console.log(`FAIL ${name}\n${e.stdout ?? ''}${e.stderr ?? ''}${e.stdout || e.stderr ? '' : e.message}`);
+  }
+}
+const run = (cmd, args, cwd = app) => execFileSync(cmd, args, { cwd, stdio: 'pipe', encoding: 'utf8', env: { ...process.env, npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' } });
+
+check(`pnpm pack (${packages.length} packages), no workspace: ranges left`, () => {
+  // Under `pnpm run`, npm_execpath is pnpm itself: works even where pnpm is not on PATH (npx).
+  const pnpm = /pnpm/.test(process.env.npm_execpath ?? '') ? [process.execPath, process.env.npm_execpath] : ['pnpm'];
+  for (const p of packages) run(pnpm[0], [...pnpm.slice(1), 'pack', '--pack-destination', tarballs], join(root, 'packages', p.name.replace('@resourcery/', '')));
+  for (const file of readdirSync(tarballs)) {
+    const manifest = run('tar', ['-xOzf', join(tarballs, file), 'package/package.json'], tarballs);
+    if (manifest.includes('workspace:')) throw new Error(`${file} still has a workspace: range`);
+    const listing = run('tar', ['-tzf', join(tarballs, file)], tarballs);
+    if (!listing.includes('package/LICENSE')) throw new Error(`${file} has no LICENSE`);
+  }
+});
+
+writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'fresh-app', private: true, version: '1.0.0' }, null, 2));
+check('npm install --engine-strict of the tarballs (+ typescript, @types/node 20, express, koa)', () => {
+  const files = readdirSync(tarballs).map((f) => join(tarballs, f));
+  run('npm', ['install', '--engine-strict', '--no-package-lock', ...files, 'typescript@5.9.3', '@types/node@20', 'express@5', '@types/express@5', 'koa@3', '@types/koa@3']);
+});
+
+const service = `service.addResource({ name: 'Person' });
+await service.handle({ method: 'POST', uri: '/Person', headers: { 'content-type': 'application/json' }, body: JSON.stringify([{ Name: 'Ada', Age: 36 }, { Name: 'Alan', Age: 41 }]) });`;
+const serveAndGet = `const server = createServer(service).listen(0, '127.0.0.1');
+await new Promise((r) => server.once('listening', r));
+const res = await fetch('http://127.0.0.1:' + server.address().port + '/Person/Age>40/select=Name', { headers: { accept: 'application/json;raw=true' } });
+const text = await res.text();
+server.close();
+if (text !== '[{"Name":"Alan"}]') throw new Error('unexpected answer ' + text);
+console.log('served', text);`;
+
+check('ESM app (import) serving over node:http, with Express and Koa middleware loaded', () => {
+  writeFileSync(join(app, 'esm.mjs'), `import { createService } from '@resourcery/core';
+import { createServer } from '@resourcery/node';
+import { createExpressMiddleware } from '@resourcery/express';
+import { createKoaMiddleware } from '@resourcery/koa';
+import express from 'express';
+import Koa from 'koa';
+const service = createService();
+${service}
+express().use('/api', createExpressMiddleware(service));
+new Koa().use(createKoaMiddleware(service));
+${serveAndGet}
+`);
+  run(process.execPath, ['esm.mjs']);
+});
+
+check('CommonJS app (require) serving over node:http', () => {
+  writeFileSync(join(app, 'cjs.cjs'), `const { createService } = require('@resourcery/core');
+const { createServer } = require('@resourcery/node');
+require('@resourcery/express');
+require('@resourcery/koa');
+(async () => {
+const service = createService();
+${service}
+${serveAndGet}
+})().catch((e) => { console.error(e); process.exit(1); });
+`);
+  run(process.execPath, ['cjs.cjs']);
+});
+
+const typed = `import { createService, ServiceError, type PlainResponse } from '@resourcery/core';
+import { createServer, createNodeListener } from '@resourcery/node';
+import { createExpressMiddleware } from '@resourcery/express';
+import { createKoaMiddleware } from '@resourcery/koa';
+const service = createService({ maxBodyBytes: 1024 });
+service.addResource({ name: 'Person', schema: { type: 'object', properties: { Name: { type: 'string' } } } });
+const answer: Promise<PlainResponse> = service.handle({ method: 'GET', uri: '/Person' });
+const server = createServer(service);
+const listener = createNodeListener(service);
+const mw = createExpressMiddleware(service);
+const kmw = createKoaMiddleware(service);
+const e: ServiceError = new ServiceError('NotAcceptable', 'x');
+export { answer, server, listener, mw, kmw, e };
+`;
+writeFileSync(join(app, 'typed.ts'), typed);
+for (const [module, moduleResolution] of [['nodenext', 'nodenext'], ['commonjs', 'node10']]) {
+  for (const interop of [false, true]) {
+    check(`strict tsc --noEmit, module ${module}, esModuleInterop ${interop}, skipLibCheck false`, () => {
+      writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({ compilerOptions: { strict: true, noEmit: true, module, moduleResolution, target: 'es2022', esModuleInterop: interop, allowSyntheticDefaultImports: interop, skipLibCheck: false, types: ['node'] }, files: ['typed.ts'] }));
+      run(process.execPath, [join(app, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json']);
+    });
+  }
+}
+
+check('node:test unit test through service.handle (no server)', () => {
+  writeFileSync(join(app, 'person.test.mjs'), `import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createService } from '@resourcery/core';
+test('a resource answers without HTTP', async () => {
+  const service = createService();
+  ${service}
+  const res = await service.handle({ method: 'GET', uri: '/Person/Age>40', headers: { accept: 'application/json;raw=true' } });
+  assert.equal(res.status, 200);
+  assert.deepEqual(JSON.parse(res.body), [{ Name: 'Alan', Age: 41 }]);
+});
+`);
+  const r = spawnSync(process.execPath, ['--test', 'person.test.mjs'], { cwd: app, encoding: 'utf8' });
+  if (r.status !== 0 || !/# pass 1/.test(r.stdout)) throw Object.assign(new Error('node --test failed'), { stdout: r.stdout, stderr: r.stderr });
+});
+
+if (!process.argv.includes('--keep')) rmSync(work, { recursive: true, force: true });
+else console.log(`kept ${work}`);
+const failed = results.filter(([, ok]) => !ok).length;
+console.log(`pack-check: ${results.length - failed} of ${results.length} checks ok`);
+process.exit(failed > 0 ? 1 : 0);
