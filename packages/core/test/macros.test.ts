@@ -461,3 +461,49 @@ describe('macros on a storage that hands out fresh objects on every select (like
     expect(r.json.map((e: { Name: string }) => e.Name)).toEqual(['Bishop']);
   });
 });
+
+describe('a macro changed while a request is loading the macros is in force for the next request', () => {
+  /** Macro storage whose next select reads its snapshot at once but answers only when released. */
+  class GatedStorage extends MemoryStorage {
+    private gate: Promise<void> | null = null;
+    private open: () => void = () => undefined;
+    readonly loading = { started: false };
+
+    arm(): void {
+      this.gate = new Promise((resolve) => (this.open = resolve));
+      this.loading.started = false;
+    }
+
+    release(): void {
+      this.open();
+    }
+
+    override async select(query: SelectQuery) {
+      const result = await super.select(query);
+      const gate = this.gate;
+      if (gate === null) return result;
+      this.gate = null;
+      this.loading.started = true;
+      await gate;
+      return result;
+    }
+  }
+
+  test('the load that the write overtook answers its own request but is not cached', async () => {
+    const macros = new GatedStorage();
+    const db = createService({ adminStorage: (name) => (name === 'Service.Admin.Macro' ? macros : undefined) });
+    db.addResource({ name: 'Crew', storage: new MemoryStorage(CREW) });
+    expect((await callService(db, 'POST', '/Service.Admin.Macro', { body: { Name: 'm', Uri: '/Crew/Age>40' } })).status).toBe(201);
+
+    macros.arm();
+    const during = callService(db, 'GET', '/$m', { headers: RAW });
+    while (!macros.loading.started) await new Promise((r) => setImmediate(r));
+    const patched = await callService(db, 'PATCH', '/Service.Admin.Macro/Name=m', { body: { Uri: '/Crew/Age<8' } });
+    expect(patched.status).toBe(200);
+    macros.release();
+    expect((await during).json.map((e: { Name: string }) => e.Name)).toEqual(['Dallas']);
+
+    const after = await callService(db, 'GET', '/$m', { headers: RAW });
+    expect(after.json.map((e: { Name: string }) => e.Name)).toEqual(['Bishop']);
+  });
+});

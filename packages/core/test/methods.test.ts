@@ -145,6 +145,12 @@ describe('PUT inserts when nothing matches and updates exactly one match', () =>
     expect(stored()[4]).toEqual({ Id: 11, City: 'Oslo', Name: 'Kristen', Age: 40 });
   });
 
+  test('only = conditions fill values: <, >, != and the like fix no value', async () => {
+    const r = await call(service, 'PUT', '/Lab.Person/Id>100&City!=Rome&Age<=99&Name>=A', { body: { Name: 'Hedy', Age: 20 } });
+    expect(r.status).toBe(201);
+    expect(stored()[4]).toEqual({ Name: 'Hedy', Age: 20 });
+  });
+
   test('a property the body gives is not overwritten by the condition', async () => {
     const r = await call(service, 'PUT', '/Lab.Person/Name=Barbara', { body: { Name: 'Barbara', Age: 50, City: 'Boston' } });
     expect(r.status).toBe(201);

@@ -10,13 +10,19 @@ export const PRODUCTS: Entity[] = [
 ];
 
 /**
+ * Test support shared by the adapters built on the node bridge (node, Express, Koa):
+ * a real server on 127.0.0.1:0, raw requests, and streamed bodies a test can gate.
+ */
+
+/**
  * A content type whose body is an async iterable: one product per line. After the first
  * line it waits for `release()`, so a test can see that line arrive before the rest
  * exists; `finished` settles when the generator is done or abandoned. An endless body
  * repeats the products forever, so it finishes only when the server stops reading it.
  */
-export function gatedLines(options: { endless?: boolean } = {}): { type: ContentType; release(): void; finished: Promise<void> } {
+export function gatedLines(options: { endless?: boolean } = {}): { type: ContentType; release(): void; finished: Promise<void>; produced(): number; stopped(ms?: number): Promise<'stopped' | 'still producing'> } {
   let release!: () => void;
+  let produced = 0;
   let finish!: () => void;
   const gate = new Promise<void>((resolve) => { release = resolve; });
   const finished = new Promise<void>((resolve) => { finish = resolve; });
@@ -31,6 +37,7 @@ export function gatedLines(options: { endless?: boolean } = {}): { type: Content
         do {
           for (const e of entities) {
             if (i++ === 1) await gate;
+            produced++;
             yield `${e.Sku}\n`;
           }
         } while (options.endless);
@@ -39,7 +46,9 @@ export function gatedLines(options: { endless?: boolean } = {}): { type: Content
       }
     },
   };
-  return { type, release, finished };
+  // Whether the producer stops within `ms` (an endless one runs until the server stops reading).
+  const stopped = (ms = 5000) => Promise.race([finished.then(() => 'stopped' as const), new Promise<'still producing'>((r) => setTimeout(() => r('still producing'), ms).unref())]);
+  return { type, release, finished, produced: () => produced, stopped };
 }
 
 /** A service with a `Shop.Product` resource and, optionally, an extra content type. */
