@@ -1,0 +1,30 @@
+// ESLint (flat config): JavaScript and typescript-eslint recommended rules, plus no import
+// cycles between modules. Formatting is Biome's (biome.json), so no style rules here.
+import js from '@eslint/js';
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
+import { importX } from 'eslint-plugin-import-x';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['**/dist/**', '**/node_modules/**', 'packages/core/src/grammar/uri-parser.*', 'coverage/**', 'bench/results/**', '.data/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  // Parser and extension settings import-x needs to follow `.js` specifiers to `.ts` sources.
+  importX.flatConfigs.typescript,
+  {
+    files: ['**/*.{ts,mjs,js,cjs}'],
+    languageOptions: { globals: { ...globals.node } },
+    plugins: { 'import-x': importX },
+    settings: { 'import-x/resolver-next': [createTypeScriptImportResolver({ project: 'tsconfig.json' })] },
+    rules: {
+      'import-x/no-cycle': ['error', { ignoreExternal: true }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+    },
+  },
+  {
+    files: ['**/test/**', '**/*.test.ts', 'examples/**', 'bench/**', 'scripts/**'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off', '@typescript-eslint/no-non-null-assertion': 'off' },
+  },
+  { files: ['**/*.cjs'], rules: { '@typescript-eslint/no-require-imports': 'off' } },
+);
