@@ -1,26 +1,56 @@
 #!/usr/bin/env node
-import { parseServeArgs, serve, stopOnSignals, USAGE } from './serve.js';
+import { parseCommand, USAGE, UsageError } from './args.js';
+import { ConfigError, loadConfig } from './config.js';
+import { importFile, openDatabase } from './database.js';
+import { banner, serve, stopOnSignals } from './serve.js';
+
+/** The package's version, written in by the build (tsup.config.ts). */
+declare const __RESOURCERY_VERSION__: string;
+
+function version(): string {
+  return __RESOURCERY_VERSION__;
+}
 
 async function main(argv: string[]): Promise<void> {
-  if (argv.includes('--help') || argv.includes('-h') || argv.length === 0) {
-    process.stdout.write(USAGE);
-    return;
-  }
-  let options;
+  let command;
   try {
-    options = parseServeArgs(argv);
+    command = parseCommand(argv);
   } catch (e) {
-    process.stderr.write(`${(e as Error).message.trimEnd()}\n`);
+    if (!(e instanceof UsageError)) throw e;
+    process.stderr.write(`resourcery: ${e.message}\n${e.showUsage ? `\n${USAGE}` : 'Run resourcery --help for the usage.\n'}`);
     process.exitCode = 2;
     return;
   }
-  const { service, server, url, store } = await serve(options);
-  // Ready means stoppable: a supervisor may signal as soon as it reads the line below.
-  stopOnSignals(server, service, store);
-  process.stdout.write(`Resourcery is serving ${options.file} at ${url}\n`);
+  switch (command.command) {
+    case 'help':
+      process.stdout.write(USAGE);
+      return;
+    case 'version':
+      process.stdout.write(`${version()}\n`);
+      return;
+    case 'import': {
+      const db = await openDatabase(command.options.database);
+      try {
+        const done = await importFile(command.options.file, db);
+        for (const { name, count } of done) process.stdout.write(`${name}: ${count} entit${count === 1 ? 'y' : 'ies'}\n`);
+        process.stdout.write(`Imported ${command.options.file} into ${db.label}. Serve it with: resourcery serve ${command.options.database}\n`);
+      } finally {
+        await db.close();
+      }
+      return;
+    }
+    case 'serve': {
+      const { options } = command;
+      const { config } = await loadConfig(options.config);
+      const served = await serve(options, config);
+      // Ready means stoppable: a supervisor may signal as soon as it reads the banner.
+      stopOnSignals(served);
+      process.stdout.write(banner(served, options, config, version()));
+    }
+  }
 }
 
 main(process.argv.slice(2)).catch((e) => {
   process.stderr.write(`resourcery: ${(e as Error).message}\n`);
-  process.exit(1);
+  process.exit(e instanceof ConfigError ? 2 : 1);
 });

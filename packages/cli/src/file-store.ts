@@ -12,6 +12,8 @@ const PERSISTED_ADMIN = new Set(['service.admin.macro', 'service.admin.webhook',
  */
 export class FileStore {
   readonly resources = new Map<string, MemoryStorage>();
+  /** Top-level objects (json-server's singular resources): one entity, saved back as an object. */
+  readonly singular = new Set<string>();
   private readonly admin = new Map<string, MemoryStorage>();
   /** How admin keys are spelled in the file. */
   private readonly adminNames = new Map<string, string>();
@@ -30,9 +32,12 @@ export class FileStore {
     }
     if (data === null || typeof data !== 'object' || Array.isArray(data)) throw new Error(`${file} must hold a JSON object whose properties are arrays of entities`);
     const store = new FileStore(file);
-    for (const [name, entities] of Object.entries(data)) {
+    for (const [name, value] of Object.entries(data)) {
+      const single = value !== null && typeof value === 'object' && !Array.isArray(value) && !name.toLowerCase().startsWith('service.');
+      if (single) store.singular.add(name);
+      const entities: unknown = single ? [value] : value;
       if (!Array.isArray(entities) || entities.some((e) => e === null || typeof e !== 'object' || Array.isArray(e))) {
-        throw new Error(`"${name}" in ${file} must be an array of objects`);
+        throw new Error(`"${name}" in ${file} must be an array of objects (a resource) or an object (a one-entity resource)`);
       }
       if (name.toLowerCase().startsWith('service.')) {
         store.admin.set(name.toLowerCase(), new MemoryStorage(entities as Entity[]));
@@ -93,8 +98,8 @@ export class FileStore {
   }
 
   private async writeNow(): Promise<void> {
-    const data: Record<string, readonly Entity[]> = {};
-    for (const [name, memory] of this.resources) data[name] = memory.all();
+    const data: Record<string, readonly Entity[] | Entity> = {};
+    for (const [name, memory] of this.resources) data[name] = this.singular.has(name) ? (memory.all()[0] ?? {}) : memory.all();
     for (const [key, memory] of this.admin) if (memory.all().length > 0) data[this.adminNames.get(key) ?? key] = memory.all();
     const tmp = `${this.file}.${process.pid}.tmp`;
     const handle = await open(tmp, 'w');

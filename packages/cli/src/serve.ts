@@ -1,85 +1,202 @@
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
-import { parseArgs } from 'node:util';
-import { createService, type Service } from '@resourcery/core';
-import { createServer } from '@resourcery/node';
+import type http from 'node:http';
+import { createService, ServiceError, type Method, type ResourceDefinition, type Service, type ServiceOptions, type Storage } from '@resourcery/core';
+import { createNodeListener } from '@resourcery/node';
+import { createServer as createHttpServer } from 'node:http';
+import { isDatabase, type ServeOptions } from './args.js';
+import { ConfigError, type CliConfig } from './config.js';
+import { addToCatalog, catalog, openDatabase } from './database.js';
 import { FileStore } from './file-store.js';
+import { staticFiles } from './static-files.js';
 
-export interface ServeOptions {
-  file: string;
-  port: number;
-  host: string;
-  apiKeys: string[];
-  allowPrivateDestinations: boolean;
+export { parseServeArgs, USAGE, type ServeOptions } from './args.js';
+
+/** A resource as the banner lists it. */
+export interface ServedResource {
+  name: string;
+  /** A top-level object of the file: one entity. */
+  singular: boolean;
 }
 
-export const USAGE = `Usage: resourcery serve <data.json> [options]
+export interface Served {
+  service: Service;
+  server: http.Server;
+  url: string;
+  resources: ServedResource[];
+  /** Stops accepting requests, closes the service, then waits for pending saves. */
+  close(): Promise<void>;
+  /** Present when serving a file. */
+  store?: FileStore;
+}
 
-Serves every top-level array of a JSON file as a resource, with the full URI query
-language, macros, webhooks and error records. Changes are written back to the file.
+const READ: Method[] = ['GET', 'HEAD', 'REPORT'];
+/** A one-entity resource is read and changed, never added to or emptied. */
+const SINGULAR: Method[] = ['GET', 'HEAD', 'REPORT', 'PUT', 'PATCH'];
 
-Options:
-  --port <n>                    port to listen on (default 8080; 0 picks a free one)
-  --host <address>              address to listen on (default 127.0.0.1)
-  --api-key <key>               require this API key (repeatable; each key may do everything)
-  --allow-private-destinations  let webhooks, Source and Destination reach private addresses
-  -h, --help                    show this help
-`;
+type SourceOptions = Pick<ServeOptions, 'apiKeys' | 'allowPrivateDestinations'> & Partial<Pick<ServeOptions, 'readOnly' | 'cors'>>;
 
-export function parseServeArgs(argv: string[]): ServeOptions {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      port: { type: 'string', default: '8080' },
-      host: { type: 'string', default: '127.0.0.1' },
-      'api-key': { type: 'string', multiple: true, default: [] },
-      'allow-private-destinations': { type: 'boolean', default: false },
-    },
-  });
-  const [command, file, ...rest] = positionals;
-  if (command !== 'serve' || !file || rest.length) throw new Error(USAGE);
-  const port = Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be a number from 0 to 65535, not '${values.port}'`);
-  return { file, port, host: values.host!, apiKeys: values['api-key']!, allowPrivateDestinations: values['allow-private-destinations']! };
+/** The service options that flags and the config file give. */
+function serviceOptions(options: SourceOptions, config: CliConfig, adminStorage: ServiceOptions['adminStorage']): ServiceOptions {
+  const origins = corsOrigins(options, config);
+  const cors = origins === false ? false : { ...(typeof config.cors === 'object' ? config.cors : {}), origins };
+  return {
+    apiKeys: [...options.apiKeys.map((key) => ({ key })), ...(config.apiKeys ?? [])],
+    allowPrivateDestinations: options.allowPrivateDestinations,
+    maxBodyBytes: config.limits?.maxBodyBytes,
+    maxErrorRecords: config.limits?.maxErrorRecords,
+    cors,
+    adminStorage: options.readOnly ? readOnlyAdmin(adminStorage) : adminStorage,
+  };
+}
+
+/** The origins allowed: the config's (default: local dev servers) plus --cors; false when off. */
+export function corsOrigins(options: Pick<ServeOptions, 'cors'>, config: CliConfig): string[] | false {
+  if (options.cors === false || config.cors === false) return false;
+  return [...((typeof config.cors === 'object' ? config.cors.origins : undefined) ?? ['local']), ...(options.cors ?? [])];
+}
+
+/** --read-only: macros and webhooks stay readable, and refuse changes like the resources do. */
+function readOnlyAdmin(adminStorage: ServiceOptions['adminStorage']): ServiceOptions['adminStorage'] {
+  return (name) => {
+    const storage = adminStorage?.(name);
+    if (storage === undefined || name.toLowerCase() === 'service.admin.error') return storage;
+    return {
+      select: (q) => storage.select(q),
+      count: storage.count ? (q) => storage.count!(q) : undefined,
+      write: () => Promise.reject(new ServiceError('MethodNotAllowed', 'The server runs with --read-only: nothing can be changed')),
+    };
+  };
+}
+
+/** Declares the resources with what the config file says of them. */
+function addResources(service: Service, resources: ServedResource[], storage: (name: string) => Storage, config: CliConfig, readOnly: boolean): void {
+  for (const { name, singular } of resources) {
+    const settings = configFor(config, name) ?? {};
+    const definition: ResourceDefinition = {
+      name,
+      storage: storage(name),
+      description: settings.description ?? (singular ? `${name} (one entity)` : undefined),
+      schema: settings.schema,
+      views: settings.views,
+    };
+    if (readOnly || settings.readOnly) definition.methods = READ;
+    else if (singular) definition.methods = SINGULAR;
+    service.addResource(definition);
+  }
+}
+
+function configFor(config: CliConfig, name: string) {
+  const entry = Object.entries(config.resources ?? {}).find(([n]) => n.toLowerCase() === name.toLowerCase());
+  return entry?.[1];
+}
+
+/** Resources named in the config file must exist in a data file (a typo would be ignored otherwise). */
+function checkConfigNames(config: CliConfig, resources: ServedResource[], source: string): void {
+  const known = new Set(resources.map((r) => r.name.toLowerCase()));
+  const missing = Object.keys(config.resources ?? {}).filter((n) => !known.has(n.toLowerCase()));
+  if (missing.length > 0) throw new ConfigError(`the config file describes ${missing.map((m) => `'${m}'`).join(', ')}, which ${source} does not hold (it holds ${[...known].join(', ') || 'nothing'})`);
 }
 
 /** The service of `serve` without a server: every array of the file a resource, admin data kept in it. */
-export async function createFileService(options: Pick<ServeOptions, 'file' | 'apiKeys' | 'allowPrivateDestinations'>): Promise<{ service: Service; store: FileStore }> {
+export async function createFileService(options: SourceOptions & { file: string }, config: CliConfig = {}): Promise<{ service: Service; store: FileStore; resources: ServedResource[] }> {
   const store = await FileStore.load(options.file);
-  const service = createService({
-    apiKeys: options.apiKeys.map((key) => ({ key })),
-    allowPrivateDestinations: options.allowPrivateDestinations,
-    adminStorage: (name) => store.adminStorage(name),
-  });
-  for (const name of store.resources.keys()) service.addResource({ name, storage: store.storage(name) });
-  return { service, store };
+  const resources = [...store.resources.keys()].map((name) => ({ name, singular: store.singular.has(name) }));
+  checkConfigNames(config, resources, options.file);
+  const service = createService(serviceOptions(options, config, (name) => store.adminStorage(name)));
+  addResources(service, resources, (name) => store.storage(name), config, options.readOnly ?? false);
+  return { service, store, resources };
+}
+
+/** The same service over a database: the resources of its catalog plus those the config declares. */
+async function createDatabaseService(options: SourceOptions & { file: string }, config: CliConfig) {
+  const db = await openDatabase(options.file);
+  try {
+    for (const name of Object.keys(config.resources ?? {})) await addToCatalog(db, name);
+    const resources = await catalog(db);
+    const service = createService(serviceOptions(options, config, (name) => db.storage(name)));
+    addResources(service, resources, (name) => db.storage(name), config, options.readOnly ?? false);
+    return { service, db, resources };
+  } catch (e) {
+    await db.close().catch(() => undefined);
+    throw e;
+  }
 }
 
 /** `http://host:port` of a listening server. */
 export function urlOf(server: { address(): AddressInfo | string | null }, host: string): string {
   const { port } = server.address() as AddressInfo;
-  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const shown = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
+  return `http://${shown.includes(':') ? `[${shown}]` : shown}:${port}`;
 }
 
-/** Loads the file, builds the service and listens. */
-export async function serve(options: ServeOptions): Promise<{ service: Service; server: Server; url: string; store: FileStore }> {
-  const { service, store } = await createFileService(options);
-  const server = createServer(service);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => resolve());
+/** Loads the data source, builds the service and listens. */
+export async function serve(options: ServeOptions, config: CliConfig = {}): Promise<Served> {
+  let service: Service;
+  let resources: ServedResource[];
+  let store: FileStore | undefined;
+  let release: () => Promise<void>;
+  if (isDatabase(options.file)) {
+    const opened = await createDatabaseService(options, config);
+    ({ service, resources } = opened);
+    release = () => opened.db.close();
+  } else {
+    ({ service, resources, store } = await createFileService(options, config));
+    release = () => store!.idle();
+  }
+  const listener = createNodeListener(service);
+  const files = options.staticDir === undefined ? undefined : staticFiles(options.staticDir);
+  const server = createHttpServer(files === undefined ? listener : (req, res) => {
+    files(req, res).then((served) => { if (!served) listener(req, res); }, (e) => res.destroy(e));
   });
-  return { service, server, url: urlOf(server, options.host), store };
-}
-
-/** Stops on SIGINT/SIGTERM: close the server, the service (webhook worker), then wait for a running save. */
-export function stopOnSignals(server: Server, service: Service, store: FileStore): void {
-  const stop = () => {
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port, options.host, () => resolve());
+    });
+  } catch (e) {
+    await service.close();
+    await release();
+    throw listenError(e as NodeJS.ErrnoException, options);
+  }
+  const close = async () => {
     server.close();
     server.closeAllConnections();
-    void service.close().then(() => store.idle()).finally(() => process.exit(0));
+    await service.close();
+    await release();
   };
+  return { service, server, url: urlOf(server, options.host), resources, close, store };
+}
+
+function listenError(e: NodeJS.ErrnoException, options: ServeOptions): Error {
+  const where = `${options.host}:${options.port}`;
+  if (e.code === 'EADDRINUSE') return new Error(`port ${options.port} is already in use on ${options.host}: stop the other server, or pick another port with --port <n> (--port 0 picks a free one)`);
+  if (e.code === 'EACCES') return new Error(`not allowed to listen on ${where}: ports below 1024 need privileges; pick another with --port <n>`);
+  if (e.code === 'EADDRNOTAVAIL' || e.code === 'ENOTFOUND') return new Error(`cannot listen on ${options.host}: no such address on this machine (try --host 127.0.0.1 or --host 0.0.0.0)`);
+  return e;
+}
+
+/** What `serve` prints once listening: the URL first (the conformance kit reads it), then each resource. */
+export function banner(served: Pick<Served, 'url' | 'resources'>, options: ServeOptions, config: CliConfig, version: string): string {
+  const lines = [`Resourcery ${version} is serving ${options.file} at ${served.url}`];
+  if (options.quiet) return `${lines[0]}\n`;
+  lines.push('', 'Resources:');
+  const width = Math.max(0, ...served.resources.map((r) => r.name.length));
+  for (const r of served.resources) lines.push(`  ${served.url}/${r.name}${r.singular ? `${' '.repeat(width - r.name.length)}  (one entity)` : ''}`);
+  if (served.resources.length === 0) lines.push('  (none)');
+  lines.push('', `Home:    ${served.url}/`);
+  if (options.staticDir !== undefined) lines.push(`Static:  files of ${options.staticDir}`);
+  const notes = [];
+  if (options.readOnly) notes.push('read-only');
+  if (options.apiKeys.length > 0) notes.push('API key required');
+  const origins = corsOrigins(options, config);
+  notes.push(origins === false ? 'CORS off' : `CORS for ${origins.map((o) => (o === 'local' ? 'localhost pages' : o === '*' ? 'any origin' : o)).join(', ')}`);
+  lines.push(`Mode:    ${notes.join('; ')}`, '', 'Press Ctrl+C to stop.');
+  return `${lines.join('\n')}\n`;
+}
+
+/** Stops on SIGINT/SIGTERM: close the server, the service (webhook worker), then wait for pending saves. */
+export function stopOnSignals(served: Pick<Served, 'close'>): void {
+  const stop = () => void served.close().finally(() => process.exit(0));
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
 }

@@ -3,6 +3,7 @@ export { ServiceError, toServiceError, statusOf, ERROR_CODES, type ErrorCode } f
 export type { PlainRequest, PlainResponse, Method, BodyChunk, HeaderValue } from './http/types.js';
 export { METHODS } from './http/types.js';
 export { stripBasePath, normalizeBasePath } from './http/base-path.js';
+export { Cors, LOCAL_ORIGINS, type CorsOptions } from './http/cors.js';
 export type { ResourceDefinition, ViewDefinition, WriteChange, ResourceKind } from './resources.js';
 export type { Resource } from './resources.js';
 export type { ApiKeyConfig, ApiKeyRule } from './auth.js';

@@ -4,7 +4,8 @@ import type { ProtocolProvider } from './content-types/content-type.js';
 import { ERROR_RESOURCE, ErrorRecords, errorBody } from './error-records.js';
 import { toServiceError, ServiceError } from './errors.js';
 import { Events, type EventDefinition, type EventPayload } from './events.js';
-import type { RequestContext } from './http/context.js';
+import { RequestContext } from './http/context.js';
+import { Cors, type CorsOptions } from './http/cors.js';
 import { fromFetchRequest, toFetchResponse } from './http/fetch.js';
 import type { PlainRequest, PlainResponse } from './http/types.js';
 import { Macros } from './macros.js';
@@ -36,6 +37,8 @@ export interface ServiceOptions {
   allowPrivateDestinations?: boolean;
   /** Webhook delivery: per-attempt timeout, retry schedule, concurrency, log size. */
   webhooks?: WebhookOptions;
+  /** Answer browsers on other origins (CORS); `true` = pages on localhost (dev servers). Off by default. */
+  cors?: CorsOptions | boolean;
 }
 
 type ResolvedOptions = Required<Pick<ServiceOptions, 'maxBodyBytes' | 'maxErrorRecords' | 'events' | 'allowPrivateDestinations'>> & ServiceOptions;
@@ -54,11 +57,13 @@ export class Service {
   readonly webhooks: Webhooks;
   private readonly ajv = new Ajv({ allErrors: true, strict: false });
   private readonly closers: Array<() => void | Promise<void>> = [];
+  private readonly cors?: Cors;
 
   constructor(options: ServiceOptions = {}) {
     this.options = { maxBodyBytes: 10 * 1024 * 1024, maxErrorRecords: 2000, events: true, allowPrivateDestinations: false, ...options };
     this.auth = new Auth(options.apiKeys);
     for (const p of options.protocols ?? []) this.protocols.add(p);
+    if (options.cors) this.cors = new Cors(options.cors === true ? {} : options.cors);
 
     this.addResource({
       name: LISTING,
@@ -117,7 +122,8 @@ export class Service {
 
   /** The core contract: a plain request in, a plain response out. */
   handle(request: PlainRequest): Promise<PlainResponse> {
-    return handle(this, request);
+    if (this.cors === undefined) return handle(this, request);
+    return this.cors.handle(request, () => handle(this, request), (error) => this.errorResponse(new RequestContext(request, this.options.maxBodyBytes), error));
   }
 
   /** A local request made by the service itself (macros, webhooks, Source), one level deeper. */

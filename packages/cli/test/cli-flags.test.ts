@@ -1,0 +1,173 @@
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { killAll, request, requireBuiltCli, ROOT, run, start, stop } from './cli-support';
+
+/** The CLI's flags, wrong invocations, banner, CORS, singular resources and --static (issue 15). */
+
+const DATA = {
+  posts: [{ id: 1, title: 'Hello', author: 'me' }, { id: 2, title: 'Again', author: 'you' }],
+  profile: { name: 'Rosa', city: 'Lyon' },
+};
+
+let dir: string;
+let file: string;
+
+beforeAll(requireBuiltCli);
+
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'resourcery-flags-'));
+  file = path.join(dir, 'db.json');
+  await writeFile(file, JSON.stringify(DATA));
+});
+
+afterEach(async () => {
+  killAll();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const onDisk = async () => JSON.parse(await readFile(file, 'utf8'));
+
+describe('--version, --help', () => {
+  test.each([['--version'], ['-v']])('%s prints the package version and exits 0', async (flag) => {
+    const { version } = JSON.parse(await readFile(path.join(ROOT, 'packages/cli/package.json'), 'utf8'));
+    const r = await run([flag]);
+    expect(r).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
+  });
+
+  test('--help lists every option', async () => {
+    const r = await run(['--help']);
+    expect(r.code).toBe(0);
+    for (const option of ['-p, --port', '-H, --host', '--read-only', '--static', '--cors', '--no-cors', '--config', '--api-key', 'resourcery import']) expect(r.stdout).toContain(option);
+  });
+});
+
+describe('every wrong invocation says what was wrong and exits 2', () => {
+  test.each([
+    ['no arguments', [], /missing command[\s\S]*Usage/],
+    ['a file without serve', ['db.json'], /missing command: did you mean 'resourcery serve db\.json'\?/],
+    ['an unknown command', ['serev', 'db.json'], /unknown command 'serev'[\s\S]*Usage/],
+    ['serve without a file', ['serve'], /serve needs a data source/],
+    ['two files', ['serve', 'a.json', 'b.json'], /serve takes one data source, not 2 \(a\.json, b\.json\)/],
+    ['an unknown option', ['serve', 'db.json', '--prot', '3000'], /unknown option '--prot' \(resourcery --help lists the options\)/],
+    ['an option without its value', ['serve', 'db.json', '--port'], /option '--port' needs a value/],
+    ['a port that is no number', ['serve', 'db.json', '-p', 'seven'], /--port must be a number from 0 to 65535, not 'seven'/],
+    ['a port out of range', ['serve', 'db.json', '--port', '70000'], /--port must be a number/],
+    ['--cors with --no-cors', ['serve', 'db.json', '--cors', 'https://a.example', '--no-cors'], /contradict/],
+    ['import with one argument', ['import', 'db.json'], /import needs a JSON file and a database/],
+    ['import into a file', ['import', 'db.json', 'out.json'], /'out\.json' is not a database/],
+  ])('%s', async (_what, args, message) => {
+    const r = await run(args as string[], dir);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+    expect(r.stderr).not.toMatch(/TypeError|ERR_PARSE_ARGS|at .*\.js:\d+/);
+    expect(r.stdout).toBe('');
+  });
+
+  test('a port in use: exit 1 with a hint', async () => {
+    const first = await start(['serve', file, '--port', '0']);
+    const port = new URL(first.url).port;
+    const r = await run(['serve', file, '--port', port]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(new RegExp(`port ${port} is already in use on 127\\.0\\.0\\.1: .*--port <n>`));
+  });
+});
+
+describe('-p, -H and the banner', () => {
+  test('short flags; the banner lists each resource URL and marks one-entity resources', async () => {
+    const server = await start(['serve', file, '-p', '0', '-H', '127.0.0.1']);
+    const out = server.output();
+    expect(out).toMatch(/^Resourcery \d+\.\d+\.\d+\S* is serving .*db\.json at http:\/\/127\.0\.0\.1:\d+\n/);
+    expect(out).toContain(`  ${server.url}/posts\n`);
+    expect(out).toMatch(new RegExp(`  ${server.url}/profile +\\(one entity\\)`));
+    expect(out).toMatch(/CORS for localhost pages/);
+    expect((await request(server, 'GET', '/posts/id=2')).json).toEqual([DATA.posts[1]]);
+  });
+
+  test('-q prints only the URL line', async () => {
+    const server = await start(['serve', file, '-p', '0', '-q']);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(server.output().trim().split('\n')).toHaveLength(1);
+  });
+});
+
+describe('a top-level object is a one-entity resource', () => {
+  test('GET answers it; PATCH and PUT change it and it is saved back as an object; POST and DELETE are 405', async () => {
+    const server = await start(['serve', file, '-p', '0']);
+    expect((await request(server, 'GET', '/profile')).json).toEqual([DATA.profile]);
+    expect((await request(server, 'PATCH', '/profile', { city: 'Nice' })).status).toBe(200);
+    expect((await onDisk()).profile).toEqual({ name: 'Rosa', city: 'Nice' });
+    expect((await request(server, 'PUT', '/profile', { name: 'Ana' })).status).toBe(200);
+    expect((await onDisk()).profile).toMatchObject({ name: 'Ana' });
+    expect((await request(server, 'POST', '/profile', { name: 'Two' })).status).toBe(405);
+    expect((await request(server, 'DELETE', '/profile/_/unsafe=true')).status).toBe(405);
+    expect((await onDisk()).posts).toEqual(DATA.posts);
+  });
+});
+
+describe('--read-only', () => {
+  test('reads are served; writes (data, macros) are 405 and the file never changes', async () => {
+    const before = await readFile(file, 'utf8');
+    const server = await start(['serve', file, '-p', '0', '--read-only']);
+    expect(server.output()).toMatch(/read-only/);
+    expect((await request(server, 'GET', '/posts/author=me')).json).toEqual([DATA.posts[0]]);
+    expect((await request(server, 'REPORT', '/posts')).json).toBe(2);
+    expect((await request(server, 'POST', '/posts', { id: 3 })).status).toBe(405);
+    expect((await request(server, 'PATCH', '/posts/id=1', { title: 'x' })).status).toBe(405);
+    expect((await request(server, 'DELETE', '/posts/id=1')).status).toBe(405);
+    expect((await request(server, 'PATCH', '/profile', { city: 'x' })).status).toBe(405);
+    expect((await request(server, 'POST', '/Service.Admin.Macro', { Name: 'm', Uri: '/posts' })).status).toBe(405);
+    expect(await readFile(file, 'utf8')).toBe(before);
+  });
+});
+
+describe('--static DIR', () => {
+  test('serves index.html at / and files by path; resources still answer; nothing outside DIR', async () => {
+    const site = path.join(dir, 'public');
+    await mkdir(path.join(site, 'js'), { recursive: true });
+    await writeFile(path.join(site, 'index.html'), '<h1>home</h1>');
+    await writeFile(path.join(site, 'js', 'app.js'), 'console.log(1)');
+    const server = await start(['serve', file, '-p', '0', '--static', site]);
+    const home = await fetch(`${server.url}/`);
+    expect(home.status).toBe(200);
+    expect(home.headers.get('content-type')).toMatch(/text\/html/);
+    expect(await home.text()).toBe('<h1>home</h1>');
+    const js = await fetch(`${server.url}/js/app.js`);
+    expect(js.headers.get('content-type')).toMatch(/javascript/);
+    expect(await js.text()).toBe('console.log(1)');
+    expect((await request(server, 'GET', '/posts/id=1')).json).toEqual([DATA.posts[0]]);
+    const escape = await fetch(`${server.url}/..%2Fdb.json`);
+    expect(escape.status).not.toBe(200);
+    expect(await escape.text()).not.toContain('Hello');
+  });
+});
+
+describe('CORS is on for local dev servers by default', () => {
+  const preflight = (origin: string) => ({ origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' });
+
+  test('a page on localhost:5173 may preflight and write; another origin may not', async () => {
+    const server = await start(['serve', file, '-p', '0']);
+    const pre = await request(server, 'OPTIONS', '/posts', undefined, preflight('http://localhost:5173'));
+    expect(pre.status).toBe(204);
+    expect(pre.headers.get('access-control-allow-origin')).toBe('http://localhost:5173');
+    const post = await request(server, 'POST', '/posts', { id: 3, title: 'From Vite' }, { origin: 'http://localhost:5173' });
+    expect(post.status).toBe(201);
+    expect(post.headers.get('access-control-allow-origin')).toBe('http://localhost:5173');
+    expect(post.headers.get('access-control-expose-headers')).toMatch(/ErrorInfo/);
+    expect((await request(server, 'OPTIONS', '/posts', undefined, preflight('https://evil.example'))).status).toBe(403);
+    expect((await request(server, 'POST', '/posts', 'id=4', { origin: 'https://evil.example', 'content-type': 'text/plain' })).status).toBe(403);
+    expect((await onDisk()).posts).toHaveLength(3);
+  });
+
+  test('--cors adds an origin', async () => {
+    const server = await start(['serve', file, '-p', '0', '--cors', 'https://app.example']);
+    expect((await request(server, 'OPTIONS', '/posts', undefined, preflight('https://app.example'))).status).toBe(204);
+    expect((await request(server, 'OPTIONS', '/posts', undefined, preflight('http://localhost:3000'))).status).toBe(204);
+  });
+
+  test('--no-cors: OPTIONS is 405 and no Access-Control header is sent', async () => {
+    const server = await start(['serve', file, '-p', '0', '--no-cors']);
+    expect((await request(server, 'OPTIONS', '/posts', undefined, preflight('http://localhost:5173'))).status).toBe(405);
+    expect((await request(server, 'GET', '/posts', undefined, { origin: 'http://localhost:5173' })).headers.get('access-control-allow-origin')).toBeNull();
+  });
+});
