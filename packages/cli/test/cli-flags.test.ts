@@ -1,7 +1,7 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { killAll, request, requireBuiltCli, ROOT, run, start, stop } from './cli-support';
+import { killAll, request, requireBuiltCli, ROOT, run, start } from './cli-support';
 
 /** The CLI's flags, wrong invocations, banner, CORS, singular resources and --static (issue 15). */
 
