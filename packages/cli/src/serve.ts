@@ -81,7 +81,12 @@ function addResources(service: Service, resources: ServedResource[], storage: (n
     };
     if (readOnly || settings.readOnly) definition.methods = READ;
     else if (singular) definition.methods = SINGULAR;
-    service.addResource(definition);
+    try {
+      service.addResource(definition);
+    } catch (e) {
+      // A view or schema the config file gives that the core refuses: name the setting.
+      throw new ConfigError(`resources.${name}: ${(e as Error).message}`);
+    }
   }
 }
 

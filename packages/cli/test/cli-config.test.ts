@@ -1,0 +1,137 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { validateConfig } from '@resourcery/cli';
+import { killAll, request, requireBuiltCli, run, start } from './cli-support';
+
+/** resourcery.config.json / .mjs: what flags cannot say (issue 15 item 2). */
+
+const DATA = {
+  posts: [{ id: 1, title: 'Hello', author: 'me', draft: false }, { id: 2, title: 'Later', author: 'me', draft: true }],
+  profile: { name: 'Rosa' },
+};
+
+const CONFIG = {
+  resources: {
+    posts: {
+      description: 'Blog posts',
+      schema: { type: 'object', required: ['title'], properties: { id: { type: 'integer' }, title: { type: 'string' }, author: { type: 'string' }, draft: { type: 'boolean' } } },
+      views: [{ name: 'published', conditions: 'draft=false', meta: 'order_asc=title' }],
+    },
+    profile: { readOnly: true },
+  },
+  apiKeys: [
+    { key: 'admin-key' },
+    { key: 'reader-key', allow: [{ resources: ['posts'], methods: ['GET', 'HEAD'] }] },
+  ],
+  cors: { origins: ['https://app.example'] },
+  limits: { maxBodyBytes: 200 },
+};
+
+let dir: string;
+let file: string;
+
+beforeAll(requireBuiltCli);
+
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'resourcery-config-'));
+  file = path.join(dir, 'db.json');
+  await writeFile(file, JSON.stringify(DATA));
+});
+
+afterEach(async () => {
+  killAll();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const as = (key: string) => ({ authorization: `apikey ${key}` });
+
+describe('a resourcery.config.json in the working directory is read', () => {
+  test('schema, views, read-only resources, keys with per-resource rights, CORS origins and limits apply', async () => {
+    await writeFile(path.join(dir, 'resourcery.config.json'), JSON.stringify(CONFIG));
+    const server = await start(['serve', 'db.json', '-p', '0'], dir);
+    const admin = as('admin-key');
+    expect((await request(server, 'GET', '/posts')).status).toBe(401);
+    expect((await request(server, 'POST', '/posts', { id: 3 }, admin)).status).toBe(400);
+    expect((await request(server, 'POST', '/posts', { id: 3, title: 'Ok', draft: false }, admin)).status).toBe(201);
+    expect((await request(server, 'GET', '/posts-published/_/select=title', undefined, admin)).json).toEqual([{ title: 'Hello' }, { title: 'Ok' }]);
+    expect((await request(server, 'PATCH', '/profile', { name: 'x' }, admin)).status).toBe(405);
+    expect((await request(server, 'POST', '/posts', { title: 'x'.repeat(300) }, admin)).status).toBe(413);
+
+    const reader = as('reader-key');
+    expect((await request(server, 'GET', '/posts/id=1', undefined, reader)).json).toEqual([DATA.posts[0]]);
+    expect((await request(server, 'POST', '/posts', { title: 'No' }, reader)).status).toBe(403);
+    expect((await request(server, 'GET', '/profile', undefined, reader)).status).toBe(403);
+
+    const preflight = (origin: string) => ({ origin, 'access-control-request-method': 'POST' });
+    expect((await request(server, 'OPTIONS', '/posts', undefined, preflight('https://app.example'))).status).toBe(204);
+    expect((await request(server, 'OPTIONS', '/posts', undefined, preflight('http://localhost:5173'))).status).toBe(403);
+    expect(server.output()).toMatch(/CORS for https:\/\/app\.example/);
+    expect(JSON.parse(await readFile(file, 'utf8')).posts).toHaveLength(3);
+  });
+
+  test('a .mjs config (default export) given with --config; cors: false turns CORS off', async () => {
+    const config = path.join(dir, 'my.config.mjs');
+    await writeFile(config, 'export default { cors: false, resources: { posts: { readOnly: true } } };\n');
+    const server = await start(['serve', file, '-p', '0', '--config', config]);
+    expect((await request(server, 'POST', '/posts', { title: 'x' })).status).toBe(405);
+    expect((await request(server, 'OPTIONS', '/posts', undefined, { origin: 'http://localhost:1', 'access-control-request-method': 'GET' })).status).toBe(405);
+  });
+});
+
+describe('a config that cannot be used stops the start with every problem named (exit 2)', () => {
+  test('all problems at once, each with its setting', async () => {
+    await writeFile(path.join(dir, 'resourcery.config.json'), JSON.stringify({
+      resource: {},
+      resources: { posts: { key: 3, views: [{ conditions: 'a=1' }], schema: 'no' } },
+      apiKeys: [{ key: '' }, { key: 'k', allow: [{ methods: ['FETCH'] }] }],
+      cors: { origins: ['https://app.example/path'] },
+      limits: { maxBodyBytes: -1 },
+    }));
+    const r = await run(['serve', 'db.json', '-p', '0'], dir);
+    expect(r.code).toBe(2);
+    for (const problem of [
+      /resourcery\.config\.json is not a valid config/,
+      /resource: unknown setting/,
+      /resources\.posts\.key: must be a property name/,
+      /resources\.posts\.views\[0\]: needs a "name"/,
+      /resources\.posts\.schema: must be a JSON Schema object/,
+      /apiKeys\[0\]: needs a non-empty "key"/,
+      /apiKeys\[1\]\.allow\[0\]\.methods: 'FETCH' is not a method/,
+      /cors\.origins: 'https:\/\/app\.example\/path' is not an origin/,
+      /limits\.maxBodyBytes: must be a whole number/,
+    ]) expect(r.stderr).toMatch(problem);
+    expect(r.stdout).toBe('');
+  });
+
+  test.each([
+    ['a resource the file does not hold', { resources: { post: {} } }, /describes 'post', which .*db\.json does not hold \(it holds posts, profile\)/],
+    ['a view the core refuses', { resources: { posts: { views: [{ name: 'bad', meta: 'bogus=1' }] } } }, /resources\.posts: View 'bad' of 'posts': Unknown meta-condition 'bogus'/],
+    ['JSON that does not parse', '{"cors": ', /resourcery\.config\.json is not valid JSON/],
+  ])('%s', async (_what, config, message) => {
+    await writeFile(path.join(dir, 'resourcery.config.json'), typeof config === 'string' ? config : JSON.stringify(config));
+    const r = await run(['serve', 'db.json', '-p', '0'], dir);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+  });
+
+  test('--config naming a missing file', async () => {
+    const r = await run(['serve', file, '--config', 'nope.json'], dir);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/config file nope\.json does not exist/);
+  });
+
+  test('a .mjs config that throws', async () => {
+    await writeFile(path.join(dir, 'resourcery.config.mjs'), 'throw new Error("boom");\n');
+    const r = await run(['serve', 'db.json'], dir);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/resourcery\.config\.mjs could not be loaded: boom/);
+  });
+});
+
+describe('validateConfig', () => {
+  test('a valid config has no problems; a non-object has one', () => {
+    expect(validateConfig(CONFIG)).toEqual([]);
+    expect(validateConfig([])).toEqual([expect.stringMatching(/must be an object/)]);
+  });
+});

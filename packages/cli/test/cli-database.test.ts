@@ -1,0 +1,65 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { killAll, request, requireBuiltCli, run, start, stop } from './cli-support';
+
+/** `resourcery import data.json pglite:DIR` and `resourcery serve pglite:DIR` (issue 15 item 4). */
+
+const DATA = {
+  posts: [{ id: 1, title: 'Hello', author: 'me' }, { id: 2, title: 'Again', author: 'you' }],
+  profile: { name: 'Rosa' },
+  'Service.Admin.Macro': [{ Name: 'mine', Uri: '/posts/author=me' }],
+};
+
+let dir: string;
+let file: string;
+let database: string;
+
+beforeAll(requireBuiltCli);
+
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'resourcery-db-'));
+  file = path.join(dir, 'db.json');
+  database = `pglite:${path.join(dir, 'pg')}`;
+  await writeFile(file, JSON.stringify(DATA));
+});
+
+afterEach(async () => {
+  killAll();
+  await rm(dir, { recursive: true, force: true });
+});
+
+test('a file imported into PGlite is served with the same URIs; writes persist across restarts; a second import is refused', async () => {
+  const imported = await run(['import', file, database]);
+  expect(imported.stderr).toBe('');
+  expect(imported.code).toBe(0);
+  expect(imported.stdout).toMatch(/posts: 2 entities\nprofile: 1 entity\n/);
+  expect(imported.stdout).toContain(`resourcery serve ${database}`);
+
+  const first = await start(['serve', database, '-p', '0']);
+  expect(first.output()).toContain(`${first.url}/posts\n`);
+  expect(first.output()).toMatch(/\/profile +\(one entity\)/);
+  expect((await request(first, 'GET', '/posts/author=you')).json).toEqual([DATA.posts[1]]);
+  expect((await request(first, 'GET', '/$mine/_/select=title')).json).toEqual([{ title: 'Hello' }]);
+  expect((await request(first, 'POST', '/posts', { id: 3, title: 'Third', author: 'me' })).status).toBe(201);
+  expect((await request(first, 'PATCH', '/profile', { city: 'Lyon' })).status).toBe(200);
+  expect((await request(first, 'POST', '/profile', { name: 'Two' })).status).toBe(405);
+  expect((await stop(first)).code).toBe(0);
+
+  const second = await start(['serve', database, '-p', '0', '--read-only']);
+  expect((await request(second, 'GET', '/posts/_/order_desc=id&limit=1')).json).toEqual([{ id: 3, title: 'Third', author: 'me' }]);
+  expect((await request(second, 'GET', '/profile')).json).toEqual([{ name: 'Rosa', city: 'Lyon' }]);
+  expect((await request(second, 'DELETE', '/posts/id=1')).status).toBe(405);
+  expect((await stop(second)).code).toBe(0);
+
+  const again = await run(['import', file, database]);
+  expect(again.code).toBe(1);
+  expect(again.stderr).toMatch(/posts already holds entities in pglite:.*nothing was imported/);
+}, 60000);
+
+test('a PostgreSQL server that cannot be reached: exit 1 naming it without its password', async () => {
+  const r = await run(['serve', 'postgres://app:secret@127.0.0.1:1/app', '-p', '0']);
+  expect(r.code).toBe(1);
+  expect(r.stderr).toMatch(/cannot connect to postgres:\/\/app:\*\*\*@127\.0\.0\.1:1\/app/);
+  expect(r.stderr).not.toContain('secret');
+});
