@@ -199,9 +199,19 @@ export function banner(served: Pick<Served, 'url' | 'resources'>, options: Serve
   return `${lines.join('\n')}\n`;
 }
 
-/** Stops on SIGINT/SIGTERM: close the server, the service (webhook worker), then wait for pending saves. */
-export function stopOnSignals(served: Pick<Served, 'close'>): void {
-  const stop = () => void served.close().finally(() => process.exit(0));
+/**
+ * Stops on SIGINT/SIGTERM: close the server, the service (webhook worker), then wait for
+ * pending saves. Takes what `serve` returned, or (as before) a server, service and store.
+ */
+export function stopOnSignals(served: Pick<Served, 'close'> | http.Server, service?: Service, store?: FileStore): void {
+  const close = 'close' in served && service === undefined ? (served as Pick<Served, 'close'>).close : async () => {
+    const server = served as http.Server;
+    server.close();
+    server.closeAllConnections();
+    await service?.close();
+    await store?.idle();
+  };
+  const stop = () => void close().finally(() => process.exit(0));
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
 }
