@@ -1,0 +1,94 @@
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createFileService } from '@resourcery/cli';
+
+/** DESIGN 4 and 9: a write is visible only once it is durable; a failed save changes nothing. */
+
+const RAW = { accept: 'application/json;raw=true' };
+let dir: string;
+let file: string;
+
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'resourcery-store-'));
+  file = path.join(dir, 'db.json');
+  await writeFile(file, JSON.stringify({ posts: [{ id: 1, title: 'first' }] }));
+});
+afterEach(() => rm(dir, { recursive: true, force: true }));
+
+async function json(service: Awaited<ReturnType<typeof createFileService>>['service'], method: string, uri: string, body?: unknown) {
+  const r = await service.handle({ method, uri, headers: { ...RAW, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  return { status: r.status, body: r.body === null ? null : JSON.parse(String(r.body)) };
+}
+
+/** Makes the next save fail: a directory where the store writes its temp file. */
+async function blockSaves(): Promise<() => Promise<void>> {
+  const tmp = `${file}.${process.pid}.tmp`;
+  await mkdir(tmp);
+  return () => rm(tmp, { recursive: true });
+}
+
+describe('a failed save changes nothing', () => {
+  test('the write answers 500 with a generic message, and readers never see it', async () => {
+    const { service, store } = await createFileService({ file, apiKeys: [], allowPrivateDestinations: false });
+    const unblock = await blockSaves();
+    const errors = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    const failed = await json(service, 'POST', '/posts', { id: 2, title: 'lost' });
+    expect(failed.status).toBe(500);
+    expect(failed.body.Message).toBe('The change could not be saved to the data file; nothing was changed');
+    expect(JSON.stringify(failed.body)).not.toContain(dir);
+    // The server side log has the details.
+    expect(String(errors.mock.calls[0]?.[0])).toContain(file);
+    errors.mockRestore();
+    expect((await json(service, 'GET', '/posts')).body).toEqual([{ id: 1, title: 'first' }]);
+
+    // The next good save does not persist the failed write either.
+    await unblock();
+    expect((await json(service, 'POST', '/posts', { id: 3, title: 'kept' })).status).toBe(201);
+    await store.idle();
+    expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({ posts: [{ id: 1, title: 'first' }, { id: 3, title: 'kept' }] });
+    expect((await json(service, 'GET', '/posts')).body).toEqual([{ id: 1, title: 'first' }, { id: 3, title: 'kept' }]);
+  });
+
+  test('updates and deletes that fail to save leave the entity as it was', async () => {
+    const { service } = await createFileService({ file, apiKeys: [], allowPrivateDestinations: false });
+    const unblock = await blockSaves();
+    const errors = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    expect((await json(service, 'PATCH', '/posts/id=1', { title: 'changed' })).status).toBe(500);
+    expect((await json(service, 'DELETE', '/posts/id=1')).status).toBe(500);
+    errors.mockRestore();
+    await unblock();
+    expect((await json(service, 'GET', '/posts')).body).toEqual([{ id: 1, title: 'first' }]);
+    expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({ posts: [{ id: 1, title: 'first' }] });
+  });
+});
+
+describe('writes that succeed', () => {
+  test('concurrent writes share saves and all land, in the file and in memory', async () => {
+    const { service, store } = await createFileService({ file, apiKeys: [], allowPrivateDestinations: false });
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => json(service, 'POST', '/posts', { id: i + 10, title: `p${i}` })));
+    expect(answers.every((a) => a.status === 201)).toBe(true);
+    await store.idle();
+    const saved = JSON.parse(await readFile(file, 'utf8')).posts;
+    expect(saved).toHaveLength(21);
+    expect((await json(service, 'GET', '/posts')).body).toEqual(saved);
+  });
+
+  test('concurrent PATCHes of one entity both land (a conflict waits for the other save, then retries)', async () => {
+    const { service, store } = await createFileService({ file, apiKeys: [], allowPrivateDestinations: false });
+    const [a, b] = await Promise.all([json(service, 'PATCH', '/posts/id=1', { a: 1 }), json(service, 'PATCH', '/posts/id=1', { b: 2 })]);
+    expect([a.status, b.status]).toEqual([200, 200]);
+    await store.idle();
+    expect(JSON.parse(await readFile(file, 'utf8')).posts).toEqual([{ id: 1, title: 'first', a: 1, b: 2 }]);
+  });
+});
+
+describe('start-up', () => {
+  test('temp files a crash left beside the data file are removed; other files are not', async () => {
+    await writeFile(`${file}.4242.tmp`, '{"half":');
+    await writeFile(path.join(dir, 'db.json.bak'), 'keep');
+    await writeFile(path.join(dir, 'other.json.4242.tmp'), 'keep');
+    await createFileService({ file, apiKeys: [], allowPrivateDestinations: false });
+    expect((await readdir(dir)).sort()).toEqual(['db.json', 'db.json.bak', 'other.json.4242.tmp']);
+  });
+});
