@@ -1,8 +1,6 @@
 #!/usr/bin/env node
 import { parseCommand, USAGE, UsageError } from './args.js';
-import { ConfigError, loadConfig } from './config.js';
-import { importFile, openDatabase } from './database.js';
-import { banner, serve, stopOnSignals } from './serve.js';
+import { ConfigError } from './config.js';
 
 /** The package's version, written in by the build (tsup.config.ts). */
 declare const __RESOURCERY_VERSION__: string;
@@ -29,6 +27,8 @@ async function main(argv: string[]): Promise<void> {
       process.stdout.write(`${version()}\n`);
       return;
     case 'import': {
+      // Loaded here, not above: --help, --version and usage errors answer without loading the service.
+      const { importFile, openDatabase } = await import('./database.js');
       const db = await openDatabase(command.options.database);
       try {
         const done = await importFile(command.options.file, db);
@@ -41,6 +41,7 @@ async function main(argv: string[]): Promise<void> {
     }
     case 'serve': {
       const { options } = command;
+      const [{ loadConfig }, { banner, serve, stopOnSignals }] = await Promise.all([import('./config.js'), import('./serve.js')]);
       const { config } = await loadConfig(options.config);
       const served = await serve(options, config);
       // Ready means stoppable: a supervisor may signal as soon as it reads the banner.

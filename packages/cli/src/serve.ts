@@ -5,7 +5,7 @@ import { createNodeListener } from '@resourcery/node';
 import { createServer as createHttpServer } from 'node:http';
 import { isDatabase, type ServeOptions } from './args.js';
 import { ConfigError, type CliConfig } from './config.js';
-import { addToCatalog, catalog, openDatabase } from './database.js';
+import type { Database } from './database.js';
 import { FileStore } from './file-store.js';
 import { staticFiles } from './static-files.js';
 
@@ -114,7 +114,9 @@ export async function createFileService(options: SourceOptions & { file: string 
 
 /** The same service over a database: the resources of its catalog plus those the config declares. */
 async function createDatabaseService(options: SourceOptions & { file: string }, config: CliConfig) {
-  const db = await openDatabase(options.file);
+  // Loaded only for a database, so serving a file does not load the SQL storage.
+  const { addToCatalog, catalog, openDatabase } = await import('./database.js');
+  const db: Database = await openDatabase(options.file);
   try {
     for (const name of Object.keys(config.resources ?? {})) await addToCatalog(db, name);
     const resources = await catalog(db);
