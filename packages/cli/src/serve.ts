@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import type http from 'node:http';
 import { createService, ServiceError, type Method, type ResourceDefinition, type Service, type ServiceOptions, type Storage } from '@resourcery/core';
@@ -58,8 +59,11 @@ export function corsOrigins(options: Pick<ServeOptions, 'cors'>, config: CliConf
 /** --read-only: macros and webhooks stay readable, and refuse changes like the resources do. */
 function readOnlyAdmin(adminStorage: ServiceOptions['adminStorage']): ServiceOptions['adminStorage'] {
   return (name) => {
+    const key = name.toLowerCase();
+    // Pending webhook deliveries would be written as they go out: they wait for a writable start.
+    if (key === 'service.admin.webhookoutbox') return undefined;
     const storage = adminStorage?.(name);
-    if (storage === undefined || name.toLowerCase() === 'service.admin.error') return storage;
+    if (storage === undefined || key === 'service.admin.error') return storage;
     return {
       select: (q) => storage.select(q),
       count: storage.count ? (q) => storage.count!(q) : undefined,
@@ -149,6 +153,11 @@ export async function serve(options: ServeOptions, config: CliConfig = {}): Prom
   } else {
     ({ service, resources, store } = await createFileService(options, config));
     release = () => store!.idle();
+  }
+  if (options.staticDir !== undefined && !(await stat(options.staticDir).catch(() => undefined))?.isDirectory()) {
+    await service.close();
+    await release();
+    throw new Error(`--static ${options.staticDir}: no such directory`);
   }
   const listener = createNodeListener(service);
   const files = options.staticDir === undefined ? undefined : staticFiles(options.staticDir);

@@ -140,6 +140,12 @@ describe('--static DIR', () => {
     expect(escape.status).not.toBe(200);
     expect(await escape.text()).not.toContain('Hello');
   });
+
+  test('a directory that does not exist stops the start', async () => {
+    const r = await run(['serve', file, '-p', '0', '--static', path.join(dir, 'nope')]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/--static .*nope: no such directory/);
+  });
 });
 
 describe('CORS is on for local dev servers by default', () => {
