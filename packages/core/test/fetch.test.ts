@@ -17,6 +17,12 @@ describe('service.fetch answers Fetch requests like service.handle', () => {
     expect(await res.json()).toMatchObject({ Status: 'success', Data: [{ Name: 'Fern' }], DataCount: 1 });
   });
 
+  test('a query string reaches the core, which refuses it with the path form', async () => {
+    const res = await service.fetch(new Request('http://x/api/Garden.Plant?Name=Fern'), { basePath: '/api' });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { Message: string }).Message).toContain('/Garden.Plant/Name=Fern');
+  });
+
   test('a POST body is read from the Request', async () => {
     const res = await service.fetch(new Request('http://x/Plant', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ Name: 'Ivy', Height: 300 }) }));
     expect(res.status).toBe(201);

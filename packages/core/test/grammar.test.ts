@@ -71,10 +71,9 @@ describe('the resource part: /<resource>[-<view>], $<macro>, every part optional
     expect(valid('/Person/A=1/limit=2/').meta).toEqual([{ key: 'limit', value: '2' }]);
   });
 
-  test('a query string or fragment is ignored', () => {
-    expect(valid('/Person?x=1')).toMatchObject({ resource: 'Person', conditions: [] });
-    expect(conditionsOf('/Person/A=1?B=2&C=3')).toEqual([{ key: 'A', op: '=', value: expect.objectContaining({ text: '1' }) }]);
+  test('a fragment or an empty query string is ignored', () => {
     expect(valid('/Person/_/limit=1#top').meta).toEqual([{ key: 'limit', value: '1' }]);
+    expect(valid('/Person/A=1?').conditions).toHaveLength(1);
   });
 
   test('an encoded ? is data, not the start of a query string', () => {

@@ -100,10 +100,11 @@ describe('condition operators work raw and percent-encoded in the request target
     expect(JSON.parse(r.text)).toEqual([{ Text: 'a&b/c' }]);
   });
 
-  test('a query string is ignored', async () => {
+  test('a query string is 400, showing the path form (DESIGN 13)', async () => {
     const port = await start(sensors().service);
     const r = await send(port, { path: '/Lab.Sensor/Id=t1?cache=no', headers: RAW });
-    expect(JSON.parse(r.text)).toEqual([SENSORS[0]]);
+    expect(r.status).toBe(400);
+    expect(JSON.parse(r.text).Message).toContain('/Lab.Sensor/Id=t1&cache=no');
   });
 });
 

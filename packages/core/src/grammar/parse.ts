@@ -3,6 +3,7 @@ import { Lru } from '../lru.js';
 import { Locator } from '../query/locator.js';
 import { parseLiteral, type Literal } from '../query/literal.js';
 import type { RawItem } from './ast.js';
+import { pathFormOf } from './query-string.js';
 import { parse as parseRaw } from './uri-parser.js';
 
 export type Operator = '=' | '!=' | '<' | '>' | '<=' | '>=';
@@ -68,7 +69,7 @@ function parseUncached(uri: string): ParsedUri {
     : null;
   const resource = decode(raw.resource.name, 'resource name');
   const view = raw.resource.view === null ? null : decode(raw.resource.view, 'view name');
-  let error: ServiceError | null = tooManyParts;
+  let error: ServiceError | null = tooManyParts ?? queryStringError(uri, path);
   let conditions: Condition[] = [];
   let meta: MetaEntry[] = [];
   try {
@@ -79,6 +80,14 @@ function parseUncached(uri: string): ParsedUri {
     error ??= e;
   }
   return { resource, macro: raw.resource.macro, view: view === '' ? null : view, conditions, meta, error };
+}
+
+/** `?...` is never read: a 400 that shows the same query in the path (a fragment is ignored). */
+function queryStringError(uri: string, path: string): ServiceError | null {
+  if (uri.length === path.length || uri[path.length] !== '?') return null;
+  const query = uri.slice(path.length + 1).split('#')[0];
+  if (query === '') return null;
+  return new ServiceError('InvalidUriSyntax', `A query string is not read: write the query in the path, as in ${short(pathFormOf(path, query))} (/<resource>/<conditions>/<meta-conditions>)`);
 }
 
 function stripQuery(uri: string): string {

@@ -8,7 +8,7 @@ export type BodyChunk = string | Uint8Array;
 
 export interface PlainRequest {
   method: string;
-  /** Path after the mount path, e.g. `/Person/Age>30/limit=10` (a query string is ignored). */
+  /** Path after the mount path, e.g. `/Person/Age>30/limit=10` (a query string, if any, is refused with 400). */
   uri: string;
   /** Header names in any case. */
   headers?: Record<string, HeaderValue>;
