@@ -33,3 +33,5 @@ export { excel } from './content-types/excel.js';
 export { jsonLines } from './content-types/json-lines.js';
 export { propertyNames, resultEntities, resultSummary } from './content-types/tables.js';
 export { DEFAULT_PROTOCOL, Protocols, type Negotiated } from './protocols.js';
+export { openApiDocument, OPENAPI_MEDIA_TYPES, type OpenApiOptions } from './openapi.js';
+export { explorerPage } from './explorer.js';

@@ -4,6 +4,7 @@ import { parseUri } from './grammar/parse.js';
 import { RequestContext } from './http/context.js';
 import type { PlainRequest, PlainResponse } from './http/types.js';
 import { OPERATIONS } from './operations.js';
+import { rootResponse } from './root.js';
 import type { Negotiated } from './protocols.js';
 import type { Entity } from './query/conditions.js';
 import type { Resource } from './resources.js';
@@ -21,6 +22,8 @@ export const LISTING = 'Service.AvailableResource';
 export async function handle(service: Service, request: PlainRequest, depth = 0): Promise<PlainResponse> {
   const ctx = new RequestContext(request, service.options.maxBodyBytes, depth);
   try {
+    const described = rootResponse(service, ctx);
+    if (described !== undefined) return described;
     const principal = service.auth.authenticate(ctx.header('authorization'));
     let parsed = parseUri(ctx.uri);
     if (parsed.macro) parsed = await service.macros.rewrite(parsed, ctx);

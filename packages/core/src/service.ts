@@ -9,6 +9,7 @@ import { Cors, type CorsOptions } from './http/cors.js';
 import { fromFetchRequest, toFetchResponse } from './http/fetch.js';
 import type { PlainRequest, PlainResponse } from './http/types.js';
 import { Macros } from './macros.js';
+import { openApiDocument, type OpenApiOptions } from './openapi.js';
 import { handle, LISTING } from './pipeline.js';
 import { Protocols } from './protocols.js';
 import type { Entity } from './query/conditions.js';
@@ -137,6 +138,11 @@ export class Service {
     const plain = fromFetchRequest(request, options.basePath);
     if (plain === undefined) return new Response('Not found', { status: 404, headers: { 'content-type': 'text/plain' } });
     return toFetchResponse(await this.handle(plain));
+  }
+
+  /** The OpenAPI 3.1 document describing this service's resources, events and errors. */
+  openapi(options: OpenApiOptions = {}): Record<string, unknown> {
+    return openApiDocument(this, options);
   }
 
   /** Registers cleanup to run on close (timers, workers). */

@@ -1,0 +1,210 @@
+/**
+ * The explorer page served at `GET /` to browsers: one self-contained HTML document
+ * (inline style and script, nothing from other hosts) that reads the service's OpenAPI
+ * document and runs URIs. The API key the user enters stays in the page's memory.
+ */
+
+const STYLE = `
+*{box-sizing:border-box}body{margin:0;font:14px/1.4 system-ui,sans-serif;color:#1d2330;background:#f6f7f9}
+header{display:flex;gap:12px;align-items:center;padding:10px 16px;background:#1d2330;color:#fff}
+header h1{font-size:16px;margin:0;flex:1}header input{width:220px}
+main{display:grid;grid-template-columns:300px 1fr;gap:16px;padding:16px}
+aside{background:#fff;border:1px solid #dde1e7;border-radius:6px;padding:8px;max-height:85vh;overflow:auto}
+.res{border-bottom:1px solid #eef0f3;padding:6px 4px}.res:last-child{border:0}
+.res button.name{font-weight:600;background:none;border:0;padding:0;color:#1b5fc1;cursor:pointer;font-size:14px}
+.desc{color:#5b6472;font-size:12px}.methods span{display:inline-block;font-size:10px;background:#e8edf5;border-radius:3px;padding:0 4px;margin:2px 2px 0 0}
+.props{font-size:12px;color:#39414f;margin:4px 0 0 0;padding-left:16px}
+section{background:#fff;border:1px solid #dde1e7;border-radius:6px;padding:12px;min-width:0}
+form{display:flex;gap:8px}#uri{flex:1;font:13px ui-monospace,monospace;padding:6px}
+input,select,button{font:inherit;padding:4px 8px}.bar{display:flex;gap:8px;align-items:center;margin:10px 0}
+#status{color:#5b6472;flex:1}#error{color:#a31515;margin:8px 0}#error:empty{display:none}
+.table{overflow:auto;max-height:65vh}table{border-collapse:collapse;font-size:13px}
+th,td{border:1px solid #e3e6eb;padding:3px 6px;text-align:left;vertical-align:top;white-space:nowrap;max-width:320px;overflow:hidden;text-overflow:ellipsis}
+th{background:#f0f2f5;position:sticky;top:0}
+`;
+
+const SCRIPT = `
+(function () {
+  var base = BASE;
+  var key = '';
+  var state = { uri: '/', offset: 0, size: 25 };
+  var $ = function (id) { return document.getElementById(id); };
+
+  function headers(accept) {
+    var h = { Accept: accept };
+    if (key) h.Authorization = 'apikey ' + key;
+    return h;
+  }
+  function el(tag, text, cls) {
+    var e = document.createElement(tag);
+    if (text !== undefined) e.textContent = text;
+    if (cls) e.className = cls;
+    return e;
+  }
+  function cell(v) {
+    if (v === null || v === undefined) return '';
+    return typeof v === 'object' ? JSON.stringify(v) : String(v);
+  }
+  function parts(uri) {
+    var p = uri.replace(/^\\//, '').split('/');
+    return { resource: p[0] || '', conditions: p[1] || '_', meta: p[2] && p[2] !== '_' ? p[2] : '' };
+  }
+  function pagedUri() {
+    var p = parts(state.uri);
+    if (p.resource === '' || /(^|&)(limit|offset)=/i.test(p.meta)) return { uri: state.uri, paged: false };
+    var meta = (p.meta ? p.meta + '&' : '') + 'offset=' + state.offset + '&limit=' + (state.size + 1);
+    return { uri: '/' + p.resource + '/' + p.conditions + '/' + meta, paged: true };
+  }
+
+  function showError(body, status) {
+    var box = $('error');
+    box.textContent = '';
+    box.appendChild(el('strong', (body && body.ErrorCode) || ('HTTP ' + status)));
+    box.appendChild(document.createTextNode(': ' + ((body && body.Message) || '')));
+    if (body && body.MoreInfoAt) {
+      var a = el('a', 'Error record');
+      a.href = '#';
+      a.id = 'error-record';
+      var uri = body.MoreInfoAt.slice(base.length);
+      a.onclick = function (e) { e.preventDefault(); go(uri); };
+      box.appendChild(document.createTextNode(' '));
+      box.appendChild(a);
+    }
+  }
+
+  function render(rows, paged) {
+    var table = $('rows');
+    table.textContent = '';
+    var shown = paged ? rows.slice(0, state.size) : rows;
+    var cols = [];
+    shown.forEach(function (r) { Object.keys(r).forEach(function (k) { if (cols.indexOf(k) < 0) cols.push(k); }); });
+    var head = el('tr');
+    cols.forEach(function (c) { head.appendChild(el('th', c)); });
+    table.appendChild(head);
+    shown.forEach(function (r) {
+      var tr = el('tr');
+      cols.forEach(function (c) { var td = el('td', cell(r[c])); td.title = cell(r[c]); tr.appendChild(td); });
+      table.appendChild(tr);
+    });
+    var first = shown.length ? state.offset + 1 : 0;
+    $('status').textContent = shown.length ? 'Rows ' + first + '-' + (state.offset + shown.length) : 'No entities';
+    $('prev').disabled = !paged || state.offset === 0;
+    $('next').disabled = !paged || rows.length <= state.size;
+  }
+
+  function run() {
+    $('error').textContent = '';
+    $('status').textContent = 'Loading...';
+    var q = pagedUri();
+    return fetch(base + q.uri, { headers: headers('application/json') }).then(function (res) {
+      if (res.status === 204) return render([], q.paged);
+      return res.json().then(function (body) {
+        if (!res.ok) { $('status').textContent = ''; render([], false); $('status').textContent = 'Failed'; return showError(body, res.status); }
+        var rows = Array.isArray(body.Data) ? body.Data : [body];
+        render(rows.map(function (r) { return r && typeof r === 'object' ? r : { Value: r }; }), q.paged);
+      });
+    }).catch(function (e) { $('status').textContent = 'Failed: ' + e.message; });
+  }
+
+  function go(uri) {
+    state.uri = uri || '/';
+    state.offset = 0;
+    $('uri').value = state.uri;
+    return run();
+  }
+
+  function download(accept) {
+    $('error').textContent = '';
+    return fetch(base + state.uri, { headers: headers(accept) }).then(function (res) {
+      if (!res.ok) return res.json().then(function (b) { showError(b, res.status); });
+      var disposition = res.headers.get('content-disposition') || '';
+      var m = /filename="([^"]+)"/.exec(disposition);
+      var name = m ? m[1] : 'result';
+      return res.blob().then(function (blob) {
+        var a = el('a');
+        a.href = URL.createObjectURL(blob);
+        a.download = name;
+        document.body.appendChild(a);
+        a.click();
+        a.remove();
+        $('status').textContent = 'Downloaded ' + name + ' (' + blob.size + ' bytes)';
+      });
+    });
+  }
+
+  function typeOf(s) {
+    if (!s) return 'any';
+    if (s.type) return Array.isArray(s.type) ? s.type.join('|') : s.type;
+    return s.$ref ? s.$ref.split('/').pop() : 'any';
+  }
+
+  function loadResources() {
+    var list = $('resources');
+    return fetch(base + '/', { headers: headers('application/vnd.oai.openapi+json') }).then(function (res) {
+      return res.json().then(function (doc) {
+        list.textContent = '';
+        if (!res.ok) { showError(doc, res.status); list.appendChild(el('p', 'Enter an API key to list the resources.', 'desc')); return; }
+        doc['x-resources'].forEach(function (r) {
+          var box = el('div', undefined, 'res');
+          var name = el('button', r.name, 'name');
+          name.type = 'button';
+          name.onclick = function () { go('/' + r.name); };
+          box.appendChild(name);
+          if (r.description) box.appendChild(el('div', r.description, 'desc'));
+          var methods = el('div', undefined, 'methods');
+          (r.kind === 'EventResource' ? ['event'] : r.methods).forEach(function (m) { methods.appendChild(el('span', m)); });
+          box.appendChild(methods);
+          r.views.forEach(function (v) {
+            var b = el('button', '-' + v.name, 'name');
+            b.type = 'button';
+            b.title = v.description;
+            b.onclick = function () { go('/' + r.name + '-' + v.name); };
+            box.appendChild(b);
+          });
+          var schema = r.schema && doc.components.schemas[r.schema.split('/').pop()];
+          if (schema && schema.properties) {
+            var ul = el('ul', undefined, 'props');
+            Object.keys(schema.properties).forEach(function (p) { ul.appendChild(el('li', p + ': ' + typeOf(schema.properties[p]))); });
+            box.appendChild(ul);
+          }
+          list.appendChild(box);
+        });
+      });
+    });
+  }
+
+  $('query').onsubmit = function (e) { e.preventDefault(); go($('uri').value.trim()); };
+  $('prev').onclick = function () { state.offset = Math.max(0, state.offset - state.size); run(); };
+  $('next').onclick = function () { state.offset += state.size; run(); };
+  $('size').onchange = function () { state.size = Number($('size').value); state.offset = 0; run(); };
+  $('excel').onclick = function () { download('application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'); };
+  $('jsonl').onclick = function () { download('application/jsonlines'); };
+  $('keyform').onsubmit = function (e) { e.preventDefault(); key = $('key').value; loadResources(); run(); };
+  loadResources();
+  go('/');
+})();
+`;
+
+/** The page for a service mounted at `basePath` ('' at the root). */
+export function explorerPage(basePath: string): string {
+  // JSON.stringify quotes the path; `<` is escaped so no value can close the script element.
+  const base = JSON.stringify(basePath).replace(/</g, '\\u003c');
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>Resourcery explorer</title><style>${STYLE}</style></head>
+<body>
+<header><h1>Resourcery explorer</h1>
+<form id="keyform"><input id="key" type="password" placeholder="API key (kept in this page only)" autocomplete="off"><button>Use key</button></form></header>
+<main>
+<aside id="resources" aria-label="Resources"></aside>
+<section>
+<form id="query"><input id="uri" aria-label="URI" spellcheck="false" value="/"><button id="run">Run</button></form>
+<div class="bar"><button id="prev" type="button">Previous</button><button id="next" type="button">Next</button>
+<select id="size" aria-label="Page size"><option>10</option><option selected>25</option><option>100</option></select>
+<span id="status"></span><button id="excel" type="button">Excel</button><button id="jsonl" type="button">JSON Lines</button></div>
+<div id="error" role="alert"></div>
+<div class="table"><table id="rows"></table></div>
+</section></main>
+<script>${SCRIPT.replace('BASE', () => base)}</script>
+</body></html>`;
+}

@@ -1,0 +1,300 @@
+/**
+ * The OpenAPI 3.1 description of a service, generated from its resources, events,
+ * content types and error codes. Conditions and meta-conditions are path segments, not
+ * query parameters, so they are described as two path parameters with the grammar in
+ * their descriptions (and in `info.description`).
+ */
+import { ERROR_CODES } from './errors.js';
+import { META_KEYS } from './grammar/parse.js';
+import type { Method } from './http/types.js';
+import type { Resource } from './resources.js';
+import type { Service } from './service.js';
+
+export interface OpenApiOptions {
+  /** Mount path of the service (`/api`); the document's server URL. */
+  basePath?: string;
+  title?: string;
+  version?: string;
+}
+
+type Json = Record<string, unknown>;
+
+/** The media types that ask `GET /` for this document. */
+export const OPENAPI_MEDIA_TYPES = ['application/vnd.oai.openapi+json', 'application/openapi+json', 'application/vnd.oai.openapi', 'application/openapi+yaml', 'application/yaml'];
+
+const URI_LANGUAGE = `Every URI has the form \`/<resource>[-<view>]/<conditions>/<meta-conditions>\`; each part is optional, and \`_\` (or an empty part) means "none".
+
+- **Conditions** filter entities: items joined by \`&\`, each \`<property><operator><value>\` with the operators \`=\` \`!=\` \`<\` \`>\` \`<=\` \`>=\`. Example: \`/Person/Age>30&Email!=null\`. Dotted locators reach nested properties (\`Address.City=Oslo\`) and \`.Length\` of strings and arrays.
+- **Values**: \`null\`; \`true\`/\`false\`; numbers; ISO 8601 dates; \`'x'\` or \`"x"\` forces a string; an empty value is the empty string. With a declared schema, values take the property's type.
+- **Encoding**: the URI is split on \`/\`, then on \`&\`, then each item at its operator, and only then are names and values percent-decoded. So write operators as they are, and percent-encode \`&\`, \`/\`, \`=\`, \`<\`, \`>\`, \`!\` and \`%\` inside values (\`Name=R%26D\`). \`+\` stays \`+\`.
+- **Meta-conditions** shape the result, as \`<name>=<value>\` items joined by \`&\`: ${META_KEYS.map((k) => `\`${k}\``).join(', ')}. Example: \`/Person/_/order_desc=Age&limit=10&select=Name,Age\`. Order of evaluation: conditions, search, add, rename, select, distinct, order, offset, limit. When a name is given twice the last wins.
+- **Views** are named selections declared by a resource: \`/Person-Adults\`.
+- **Macros**: \`/$name/...\` runs a stored request with its own conditions and meta-conditions (\`Service.Admin.Macro\`).
+- **REPORT** on any entity resource URI answers the count of what GET would return (\`{"Status":"success","Count":n}\`).
+- Names of resources, properties and meta-conditions are case-insensitive; a resource can be named by any unique dot-suffix (\`Admin.Error\`).
+- A query string (\`?a=b\`) is refused with 400 \`InvalidUriSyntax\`.`;
+
+const META_DESCRIPTIONS: Record<string, string> = {
+  unsafe: '`true` lets PATCH and DELETE change more than one entity',
+  limit: 'at most this many entities (`-1`: no limit)',
+  offset: 'skip this many entities (negative: keep the last N)',
+  order_asc: 'sort ascending by this property',
+  order_desc: 'sort descending by this property',
+  select: 'comma-separated properties to keep, in that order',
+  add: 'comma-separated derived values to add (`Name.Length`)',
+  rename: 'comma-separated `<property>-><new name>` pairs',
+  distinct: '`true` drops repeated output entities',
+  search: 'case-insensitive text to find in the entity\'s JSON (`search=ann`)',
+  search_regex: 'a URI-encoded JavaScript regular expression matched against the entity\'s JSON',
+  safepost: 'POST updates entities that match on these comma-separated properties instead of inserting',
+};
+
+/** `Person.Admin` -> `Person.Admin`; letters outside [A-Za-z0-9._-] become `_` (component names allow no others). */
+export function componentName(name: string): string {
+  return name.replace(/[^A-Za-z0-9._-]/g, '_');
+}
+
+function ref(name: string): Json {
+  return { $ref: `#/components/schemas/${name}` };
+}
+
+export function openApiDocument(service: Service, options: OpenApiOptions = {}): Json {
+  const resources = service.resources.all();
+  const entityResources = resources.filter((r) => r.kind === 'EntityResource');
+  const schemas: Json = {
+    ErrorBody: errorBodySchema(),
+    CountResult: { type: 'object', properties: { Status: { const: 'success' }, Count: { type: 'integer' }, TimeElapsedMs: { type: 'number' } }, required: ['Status', 'Count'] },
+  };
+  const paths: Json = { '/': rootPath() };
+  for (const r of entityResources) {
+    const name = componentName(r.name);
+    schemas[name] = { ...entitySchema(r), 'x-resource': r.name };
+    schemas[`${name}.Result`] = resultSchema(name);
+    Object.assign(paths, resourcePaths(service, r, name));
+  }
+  const webhooks: Json = {};
+  for (const r of resources.filter((x) => x.kind === 'EventResource')) webhooks[r.name] = eventItem(service, r);
+  const secured = service.auth.enabled;
+  const document: Json = {
+    openapi: '3.1.0',
+    info: {
+      title: options.title ?? 'Resourcery service',
+      version: options.version ?? '1.0.0',
+      description: `${URI_LANGUAGE}\n\nErrors answer the \`ErrorBody\` JSON and an \`ErrorInfo\` header linking to the stored Error record (\`Service.Admin.Error\`).`,
+    },
+    servers: [{ url: options.basePath || '/' }],
+    tags: entityResources.map((r) => ({ name: r.name, description: r.description || undefined })),
+    paths,
+    webhooks,
+    components: {
+      schemas,
+      parameters: parameters(),
+      headers: { ErrorInfo: { description: 'URI of the Error record that describes this failure', schema: { type: 'string' } } },
+      responses: {
+        Error: {
+          description: 'The request failed; the body names the error code',
+          headers: { ErrorInfo: { $ref: '#/components/headers/ErrorInfo' } },
+          content: { 'application/json': { schema: ref('ErrorBody') } },
+        },
+        NoContent: { description: 'Nothing matched' },
+      },
+      ...(secured
+        ? {
+            securitySchemes: {
+              apiKey: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'An API key: `Authorization: apikey KEY`' },
+              basic: { type: 'http', scheme: 'basic', description: 'A blank user name and the API key as password' },
+            },
+          }
+        : {}),
+    },
+    'x-resources': resources.map((r) => ({
+      name: r.name,
+      kind: r.kind,
+      description: r.description,
+      methods: [...r.methods],
+      views: r.views.map((v) => ({ name: v.name, description: v.description })),
+      schema: r.kind === 'EntityResource' ? `#/components/schemas/${componentName(r.name)}` : undefined,
+    })),
+  };
+  if (secured) document.security = [{ apiKey: [] }, { basic: [] }];
+  return document;
+}
+
+function entitySchema(r: Resource): Json {
+  const schema = r.schema as Json | undefined;
+  if (schema && typeof schema === 'object') {
+    const { $schema: _ignored, $id: _id, ...rest } = schema;
+    return { ...rest, description: (rest.description as string | undefined) ?? (r.description || undefined) };
+  }
+  return { type: 'object', description: r.description || undefined, additionalProperties: true };
+}
+
+function resultSchema(entity: string): Json {
+  return {
+    type: 'object',
+    properties: {
+      Status: { const: 'success' },
+      Data: { type: 'array', items: ref(entity) },
+      DataCount: { type: 'integer' },
+      InsertedCount: { type: 'integer' },
+      UpdatedCount: { type: 'integer' },
+      DeletedCount: { type: 'integer' },
+      TimeElapsedMs: { type: 'number' },
+    },
+    required: ['Status'],
+  };
+}
+
+function errorBodySchema(): Json {
+  return {
+    type: 'object',
+    description: 'The body of every error response',
+    properties: {
+      Status: { const: 'fail' },
+      ErrorType: { type: 'string', description: '`Service.Results.<ErrorCode>`' },
+      ErrorCode: { type: 'string', enum: [...ERROR_CODES] },
+      Message: { type: 'string' },
+      Data: { description: 'Details, such as per-property validation messages' },
+      MoreInfoAt: { type: 'string', description: 'URI of the Error record' },
+      TimeStamp: { type: 'string', format: 'date-time' },
+      Uri: { type: 'string' },
+      TimeElapsedMs: { type: 'number' },
+    },
+    required: ['Status', 'ErrorType', 'ErrorCode', 'Message', 'TimeStamp', 'Uri'],
+  };
+}
+
+function parameters(): Json {
+  return {
+    conditions: {
+      name: 'conditions',
+      in: 'path',
+      required: true,
+      description: 'Conditions joined by `&`, e.g. `Age>30&Name!=null`; `_` for none. Operators are written as they are; values are percent-encoded (see the API description).',
+      schema: { type: 'string', default: '_' },
+      example: 'Age>30',
+    },
+    metaConditions: {
+      name: 'metaConditions',
+      in: 'path',
+      required: true,
+      description: `Meta-conditions joined by \`&\`, e.g. \`order_desc=Age&limit=10\`; \`_\` for none.\n\n${META_KEYS.map((k) => `- \`${k}\`: ${META_DESCRIPTIONS[k] ?? ''}`).join('\n')}`,
+      schema: { type: 'string', default: '_' },
+      example: 'limit=10',
+    },
+  };
+}
+
+/** What a GET can be answered with: one content entry per writable content type. */
+function responseContent(service: Service, entity: string): Json {
+  const content: Json = {};
+  for (const p of service.protocols.entities()) {
+    for (const t of p.ContentTypes as Array<{ MimeType: string; CanWrite: boolean }>) {
+      if (!t.CanWrite || content[t.MimeType] !== undefined) continue;
+      content[t.MimeType] = t.MimeType === 'application/json'
+        ? { schema: ref(`${entity}.Result`) }
+        : { schema: { type: 'string', contentMediaType: t.MimeType } };
+    }
+  }
+  return content;
+}
+
+function requestContent(service: Service, entity: string): Json {
+  const body = { oneOf: [ref(entity), { type: 'array', items: ref(entity) }] };
+  const content: Json = {};
+  for (const p of service.protocols.entities()) {
+    for (const t of p.ContentTypes as Array<{ MimeType: string; CanRead: boolean }>) {
+      if (!t.CanRead || content[t.MimeType] !== undefined) continue;
+      content[t.MimeType] = t.MimeType === 'application/json' ? { schema: body } : { schema: { type: 'string', contentMediaType: t.MimeType } };
+    }
+  }
+  return content;
+}
+
+const SUMMARY: Record<string, string> = {
+  GET: 'Get the entities that match',
+  HEAD: 'Whether any entity matches (200) or none (204)',
+  POST: 'Insert one entity or an array of entities',
+  PUT: 'Insert, or replace the one entity that matches',
+  PATCH: 'Update the entities that match (more than one needs unsafe=true)',
+  DELETE: 'Delete the entities that match (more than one needs unsafe=true)',
+};
+
+function operation(service: Service, r: Resource, entity: string, method: Method, suffix: string): Json {
+  const op: Json = {
+    tags: [r.name],
+    summary: SUMMARY[method],
+    operationId: `${method.toLowerCase()}_${entity.replace(/[.-]/g, '_')}${suffix}`,
+    responses: { default: { $ref: '#/components/responses/Error' } },
+  };
+  const responses = op.responses as Json;
+  const ok = { description: 'Success', content: responseContent(service, entity) };
+  if (method === 'GET') Object.assign(responses, { 200: ok, 204: { $ref: '#/components/responses/NoContent' } });
+  else if (method === 'HEAD') Object.assign(responses, { 200: { description: 'Some entity matches' }, 204: { $ref: '#/components/responses/NoContent' } });
+  else if (method === 'POST' || method === 'PUT') Object.assign(responses, { 200: ok, 201: { description: 'Inserted', content: ok.content } });
+  else Object.assign(responses, { 200: ok });
+  if (method === 'POST' || method === 'PUT' || method === 'PATCH') {
+    op.requestBody = { required: true, content: requestContent(service, entity) };
+  }
+  return op;
+}
+
+function pathItem(service: Service, r: Resource, entity: string, suffix: string, params: boolean): Json {
+  const item: Json = { summary: r.description || r.name };
+  if (params) item.parameters = [{ $ref: '#/components/parameters/conditions' }, { $ref: '#/components/parameters/metaConditions' }];
+  for (const method of r.methods) {
+    if (method === 'REPORT') continue;
+    item[method.toLowerCase()] = operation(service, r, entity, method, suffix);
+  }
+  if (r.methods.includes('REPORT')) item['x-report'] = { summary: 'REPORT answers the count of what GET returns', responses: { 200: { content: { 'application/json': { schema: ref('CountResult') } } } } };
+  return item;
+}
+
+function resourcePaths(service: Service, r: Resource, entity: string): Json {
+  const paths: Json = {};
+  paths[`/${r.name}`] = pathItem(service, r, entity, '', false);
+  paths[`/${r.name}/{conditions}/{metaConditions}`] = pathItem(service, r, entity, '_query', true);
+  for (const v of r.views) {
+    const item = pathItem(service, r, entity, `_${v.name.replace(/[^A-Za-z0-9_]/g, '_')}`, true);
+    item.description = `View ${v.name}${v.description ? `: ${v.description}` : ''}`;
+    paths[`/${r.name}-${v.name}/{conditions}/{metaConditions}`] = item;
+  }
+  return paths;
+}
+
+function rootPath(): Json {
+  return {
+    get: {
+      summary: 'The resources of this service',
+      description: 'Content negotiation: JSON (default) lists the resources (`Service.AvailableResource`); `application/vnd.oai.openapi+json` or `application/openapi+json` answers this document (`application/yaml`: the same JSON text, which is valid YAML 1.2); a browser (`text/html`) gets the explorer page.',
+      operationId: 'get_root',
+      responses: {
+        200: {
+          description: 'The listing, this document or the explorer page',
+          content: {
+            'application/json': { schema: { type: 'object' } },
+            'application/vnd.oai.openapi+json': { schema: { type: 'object' } },
+            'text/html': { schema: { type: 'string' } },
+          },
+        },
+        default: { $ref: '#/components/responses/Error' },
+      },
+    },
+  };
+}
+
+function eventItem(service: Service, r: Resource): Json {
+  const definition = service.events.get(r.name);
+  const content: Json = definition?.contentType
+    ? { [definition.contentType]: { schema: { type: 'string', contentMediaType: definition.contentType } } }
+    : { 'application/json': { schema: { type: 'array', items: definition?.schema ?? { type: 'object' } } } };
+  return {
+    post: {
+      summary: r.description || `Event ${r.name}`,
+      description: `Delivered to webhooks subscribed to \`/${r.name}\` (\`Service.Admin.Webhook\`); the method, headers and payload can be customised per webhook.`,
+      operationId: `event_${r.name.replace(/[^A-Za-z0-9_]/g, '_')}`,
+      requestBody: { content },
+      responses: { '2XX': { description: 'Delivered; any other answer is retried' } },
+    },
+  };
+}
