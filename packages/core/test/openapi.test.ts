@@ -102,7 +102,7 @@ describe('GET / negotiation', () => {
   const service = makeService();
 
   test('JSON listing by default and for clients that name JSON', async () => {
-    for (const headers of [{}, { accept: '*/*' }, { accept: 'application/json' }, { accept: 'application/json, text/html' }]) {
+    for (const headers of [{} as Record<string, string>, { accept: '*/*' }, { accept: 'application/json' }, { accept: 'application/json, text/html' }]) {
       const res = await call(service, 'GET', '/', { headers });
       expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
       expect(res.json.Data.map((r: any) => r.Name)).toContain('Person');
