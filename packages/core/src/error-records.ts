@@ -1,3 +1,4 @@
+import { MAX_NESTING_LIMIT, nestsDeeperThan } from './content-types/nesting.js';
 import { randomBytes } from 'node:crypto';
 import { Auth } from './auth.js';
 import { ServiceError } from './errors.js';
@@ -32,7 +33,7 @@ export class ErrorRecords {
       ErrorCode: error.code,
       StackTrace: error.stack ?? '',
       Message: error.message,
-      Uri: ctx.basePath + ctx.uri,
+      Uri: redactUri(ctx.basePath + ctx.uri),
       Headers: renderHeaders(ctx.clientHeaders),
       Body: truncate(redactBody(await ctx.bodyTextForRecord(), ctx.clientHeaders['content-type']), MAX_BODY_TEXT),
     };
@@ -86,13 +87,40 @@ export function redactBody(text: string, contentType = ''): string {
   return text;
 }
 
+/** Credential-like query parameters (`?apikey=...`) in a URI, their values replaced by *****. */
+export function redactUri(uri: string): string {
+  const q = uri.indexOf('?');
+  if (q < 0) return uri;
+  return uri.slice(0, q) + uri.slice(q).replace(/([?&;])([^=&;]*)=([^&;]*)/g, (m, sep: string, key: string) => {
+    const name = decodeSafe(key);
+    return SECRET_KEY.test(name) || SECRET_QUERY.test(name) ? `${sep}${key}=*****` : m;
+  });
+}
+
+const SECRET_QUERY = /^(api[-_]?key|key|token|access[-_]?token|auth|password|secret|signature|sig)$/i;
+
+function decodeSafe(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+/** Values of credential-like properties in text that is not valid JSON: `"password": "x"` -> `"password": "*****"`. */
+function redactMalformedJson(text: string): string {
+  return text.replace(/("((?:[^"\\]|\\.)*)"\s*:\s*)("(?:[^"\\]|\\.)*"?|[^,}\]\s]+)/g, (m, head: string, key: string) => (SECRET_KEY.test(key) ? `${head}"*****"` : m));
+}
+
 function redactJson(text: string): string {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    return text;
+    return redactMalformedJson(text);
   }
+  // A body too deep to walk safely is described, not stored (the service refuses it anyway).
+  if (nestsDeeperThan(value, MAX_NESTING_LIMIT)) return `<${text.length} characters of JSON nested deeper than ${MAX_NESTING_LIMIT} levels: not stored>`;
   let changed = false;
   const walk = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(walk);

@@ -1,6 +1,7 @@
 import { Ajv } from 'ajv';
 import { Auth, type ApiKeyConfig } from './auth.js';
 import type { ProtocolProvider } from './content-types/content-type.js';
+import { checkNesting, DEFAULT_MAX_NESTING, MAX_NESTING_LIMIT } from './content-types/nesting.js';
 import { ERROR_RESOURCE, ErrorRecords, errorBody } from './error-records.js';
 import { toServiceError, ServiceError } from './errors.js';
 import { Events, type EventDefinition, type EventPayload } from './events.js';
@@ -26,6 +27,8 @@ export interface ServiceOptions {
   apiKeys?: ApiKeyConfig[];
   /** Largest accepted request body in bytes (default 10 MiB); larger is 413. */
   maxBodyBytes?: number;
+  /** Deepest nesting of objects and arrays accepted in an entity (default 64, at most 1000); deeper is 400. */
+  maxNestingDepth?: number;
   /** How many error records to keep (default 2000, the newest). */
   maxErrorRecords?: number;
   /** Whether entity resources raise Inserted/Updated/Deleted events (default true). */
@@ -42,7 +45,7 @@ export interface ServiceOptions {
   cors?: CorsOptions | boolean;
 }
 
-type ResolvedOptions = Required<Pick<ServiceOptions, 'maxBodyBytes' | 'maxErrorRecords' | 'events' | 'allowPrivateDestinations'>> & ServiceOptions;
+type ResolvedOptions = Required<Pick<ServiceOptions, 'maxBodyBytes' | 'maxNestingDepth' | 'maxErrorRecords' | 'events' | 'allowPrivateDestinations'>> & ServiceOptions;
 
 /** Local requests (macros, webhooks, Source) may nest this deep before a loop is assumed. */
 export const MAX_DEPTH = 16;
@@ -61,7 +64,11 @@ export class Service {
   private readonly cors?: Cors;
 
   constructor(options: ServiceOptions = {}) {
-    this.options = { maxBodyBytes: 10 * 1024 * 1024, maxErrorRecords: 2000, events: true, allowPrivateDestinations: false, ...options };
+    // An option given as undefined (a config file that leaves a limit out) keeps its default.
+    const given = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as ServiceOptions;
+    this.options = { maxBodyBytes: 10 * 1024 * 1024, maxNestingDepth: DEFAULT_MAX_NESTING, maxErrorRecords: 2000, events: true, allowPrivateDestinations: false, ...given };
+    const depth = this.options.maxNestingDepth;
+    if (!Number.isInteger(depth) || depth < 1 || depth > MAX_NESTING_LIMIT) throw new Error(`maxNestingDepth must be a whole number from 1 to ${MAX_NESTING_LIMIT}, not ${depth}`);
     this.auth = new Auth(options.apiKeys);
     for (const p of options.protocols ?? []) this.protocols.add(p);
     if (options.cors) this.cors = new Cors(options.cors === true ? {} : options.cors);
@@ -156,6 +163,13 @@ export class Service {
 
   /** The entities a POST/PUT/PATCH writes: from the body (or the Source header). */
   async readInput(ctx: RequestContext): Promise<Entity[]> {
+    const entities = await this.readEntities(ctx);
+    // Before anything walks them: deeper input would overflow recursive code (stringify, copies).
+    checkNesting(entities, this.options.maxNestingDepth);
+    return entities;
+  }
+
+  private async readEntities(ctx: RequestContext): Promise<Entity[]> {
     const source = ctx.header('source');
     if (source !== undefined) return readSource(this, ctx, source);
     const body = await ctx.body();

@@ -162,6 +162,23 @@ describe('the Error record describes the failed request', () => {
   });
 });
 
+describe('secrets in malformed bodies and in query strings are redacted too', () => {
+  test('a body that is not valid JSON still has its credential values replaced', async () => {
+    const body = '{"user": "ann", "password": "hunter2", "token": 12345, "items": [1, 2';
+    const r = await call(service, 'POST', '/Lab.Sample', { body });
+    expect(r.json.ErrorCode).toBe('FailedJsonDeserialization');
+    const record = await recordOf(service, r.json.MoreInfoAt);
+    expect(record.Body).toBe('{"user": "ann", "password": "*****", "token": "*****", "items": [1, 2');
+  });
+
+  test('?apikey=... and other credential-like query parameters never reach Error.Uri', async () => {
+    const r = await call(service, 'GET', '/Lab.Sample?apikey=k-live-1&api_key=k2&access_token=t3&page=2');
+    expect(r.status).toBeGreaterThanOrEqual(400);
+    const record = await recordOf(service, r.json.MoreInfoAt);
+    expect(record.Uri).toBe('/Lab.Sample?apikey=*****&api_key=*****&access_token=*****&page=2');
+  });
+});
+
 describe('the error store is bounded and can be cleared', () => {
   test('only the newest maxErrorRecords are kept', async () => {
     const small = createService({ maxErrorRecords: 3 });

@@ -377,3 +377,17 @@ describe('safepost needs the key properties in every entity', () => {
     expect(stored()).toEqual(PEOPLE);
   });
 });
+
+describe('a query string never widens a write (DESIGN 13)', () => {
+  test('DELETE /Lab.Person?Id=1 is 400 and deletes nothing', async () => {
+    const r = await call(service, 'DELETE', '/Lab.Person?Id=1');
+    expect(r.status).toBe(400);
+    expect(r.json).toMatchObject({ ErrorCode: 'InvalidUriSyntax', Message: expect.stringContaining('as /Lab.Person/Id=1 (') });
+    expect(stored()).toEqual(PEOPLE);
+  });
+
+  test('PATCH with a query string changes nothing', async () => {
+    expect((await call(service, 'PATCH', '/Lab.Person?City=London&unsafe=true', { body: { Age: 1 } })).status).toBe(400);
+    expect(stored()).toEqual(PEOPLE);
+  });
+});

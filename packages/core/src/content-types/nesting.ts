@@ -1,0 +1,39 @@
+import { ServiceError } from '../errors.js';
+
+/** Default for `maxNestingDepth`: far deeper than real data, far shallower than what overflows a stack. */
+export const DEFAULT_MAX_NESTING = 64;
+/** The highest `maxNestingDepth` accepted: JSON.stringify and other recursive walks stay well inside the stack. */
+export const MAX_NESTING_LIMIT = 1000;
+
+/**
+ * Whether `value` nests objects and arrays deeper than `limit` levels (an entity `{}` is
+ * level 1). Walks with an explicit stack, so any depth JSON.parse accepts is measured
+ * without recursion, and stops at the first level past the limit.
+ */
+export function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth > limit) return true;
+    if (Array.isArray(v)) {
+      for (const item of v) if (item !== null && typeof item === 'object') stack.push([item, depth + 1]);
+    } else {
+      for (const key in v) {
+        const item = (v as Record<string, unknown>)[key];
+        if (item !== null && typeof item === 'object') stack.push([item, depth + 1]);
+      }
+    }
+  }
+  return false;
+}
+
+/** 400 InvalidResourceEntity when an input that becomes entities nests deeper than the limit. */
+export function checkNesting(entities: readonly unknown[], limit: number): void {
+  for (let i = 0; i < entities.length; i++) {
+    if (nestsDeeperThan(entities[i], limit)) {
+      const which = entities.length > 1 ? `Item ${i} of the body` : 'The body';
+      throw new ServiceError('InvalidResourceEntity', `${which} nests objects and arrays deeper than ${limit} levels, the limit (service option maxNestingDepth)`);
+    }
+  }
+}
