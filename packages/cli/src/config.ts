@@ -75,9 +75,10 @@ export function validateConfig(raw: unknown): string[] {
     else raw.apiKeys.forEach((k, i) => apiKeyProblems(`apiKeys[${i}]`, k, problems, unknown));
   }
   if (raw.cors !== undefined && typeof raw.cors !== 'boolean') {
-    if (!isObject(raw.cors)) problems.push('cors: must be true, false or { "origins": [...], "maxAge": seconds }');
+    if (!isObject(raw.cors)) problems.push('cors: must be true, false or { "origins": [...], "maxAge": seconds, "hosts": [...] }');
     else {
-      unknown('cors.', raw.cors, ['origins', 'maxAge']);
+      unknown('cors.', raw.cors, ['origins', 'maxAge', 'hosts']);
+      if (raw.cors.hosts !== undefined && !isStrings(raw.cors.hosts)) problems.push("cors.hosts: must be an array of host names ('myapp.test'), or 'local'");
       const origins = raw.cors.origins;
       if (origins !== undefined && !isStrings(origins)) problems.push("cors.origins: must be an array of origins ('https://app.example'), 'local' or '*'");
       else for (const o of origins ?? []) if (o !== '*' && o !== 'local' && !/^[a-z][a-z0-9+.-]*:\/\/[^/\s]+$/i.test(o)) problems.push(`cors.origins: '${o}' is not an origin (scheme and host, no path), 'local' or '*'`);

@@ -34,12 +34,19 @@ const READ: Method[] = ['GET', 'HEAD', 'REPORT'];
 /** A one-entity resource is read and changed, never added to or emptied. */
 const SINGULAR: Method[] = ['GET', 'HEAD', 'REPORT', 'PUT', 'PATCH'];
 
-type SourceOptions = Pick<ServeOptions, 'apiKeys' | 'allowPrivateDestinations'> & Partial<Pick<ServeOptions, 'readOnly' | 'cors'>>;
+type SourceOptions = Pick<ServeOptions, 'apiKeys' | 'allowPrivateDestinations'> & Partial<Pick<ServeOptions, 'readOnly' | 'cors' | 'host'>>;
+
+function isLoopback(host: string): boolean {
+  return /^(localhost|127(\.\d{1,3}){3}|::1|\[::1\])$/i.test(host);
+}
 
 /** The service options that flags and the config file give. */
 function serviceOptions(options: SourceOptions, config: CliConfig, adminStorage: ServiceOptions['adminStorage']): ServiceOptions {
   const origins = corsOrigins(options, config);
-  const cors = origins === false ? false : { ...(typeof config.cors === 'object' ? config.cors : {}), origins };
+  const configured = typeof config.cors === 'object' ? config.cors : {};
+  // On loopback only local host names are answered (DNS rebinding), with CORS off too.
+  const hosts = options.host !== undefined && isLoopback(options.host) ? ['local', ...(configured.hosts ?? [])] : configured.hosts;
+  const cors = origins === false && hosts === undefined ? false : { ...configured, origins: origins === false ? [] : origins, hosts };
   return {
     apiKeys: [...options.apiKeys.map((key) => ({ key })), ...(config.apiKeys ?? [])],
     allowPrivateDestinations: options.allowPrivateDestinations,

@@ -1,4 +1,5 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { killAll, request, requireBuiltCli, ROOT, run, start } from './cli-support';
@@ -171,9 +172,51 @@ describe('CORS is on for local dev servers by default', () => {
     expect((await request(server, 'OPTIONS', '/posts', undefined, preflight('http://localhost:3000'))).status).toBe(204);
   });
 
-  test('--no-cors: OPTIONS is 405 and no Access-Control header is sent', async () => {
+  test('--no-cors: a preflight is refused and no Access-Control header is sent', async () => {
     const server = await start(['serve', file, '-p', '0', '--no-cors']);
-    expect((await request(server, 'OPTIONS', '/posts', undefined, preflight('http://localhost:5173'))).status).toBe(405);
+    expect(server.output()).toMatch(/CORS off/);
+    expect((await request(server, 'OPTIONS', '/posts', undefined, preflight('http://localhost:5173'))).status).toBe(403);
     expect((await request(server, 'GET', '/posts', undefined, { origin: 'http://localhost:5173' })).headers.get('access-control-allow-origin')).toBeNull();
+  });
+});
+
+describe('on loopback, only local host names are answered (DNS rebinding)', () => {
+  /** fetch sets Host itself; node:http lets the test send another name, as a rebound page would. */
+  function withHost(url: string, host: string): Promise<{ status: number; body: string }> {
+    const { hostname, port } = new URL(url);
+    return new Promise((resolve, reject) => {
+      const req = http.request({ hostname, port, path: '/posts/id=1', headers: { host, accept: 'application/json;raw=true' } }, (res) => {
+        let body = '';
+        res.on('data', (c) => { body += c; });
+        res.on('end', () => resolve({ status: res.statusCode!, body }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  }
+
+  test('Host evil.example is 403 and reads nothing; localhost, 127.0.0.1 and [::1] are served, with --no-cors too', async () => {
+    for (const args of [[], ['--no-cors']]) {
+      const server = await start(['serve', file, '-p', '0', ...args]);
+      const port = new URL(server.url).port;
+      const evil = await withHost(server.url, `evil.example:${port}`);
+      expect(evil.status).toBe(403);
+      expect(evil.body).toMatch(/Host 'evil\.example:\d+' is not one this service answers to/);
+      expect(evil.body).not.toContain('Hello');
+      for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, 'localhost']) expect((await withHost(server.url, host)).status).toBe(200);
+    }
+  });
+
+  test('cors.hosts in the config adds a name', async () => {
+    await writeFile(path.join(dir, 'resourcery.config.json'), JSON.stringify({ cors: { hosts: ['myapp.test'] } }));
+    const server = await start(['serve', 'db.json', '-p', '0'], dir);
+    expect((await withHost(server.url, 'myapp.test:8080')).status).toBe(200);
+    expect((await withHost(server.url, 'other.test')).status).toBe(403);
+  });
+
+  test('listening on every interface (--host 0.0.0.0), any host name is answered', async () => {
+    const server = await start(['serve', file, '-p', '0', '-H', '0.0.0.0']);
+    const url = server.url.replace('localhost', '127.0.0.1');
+    expect((await withHost(url, 'my-laptop.lan')).status).toBe(200);
   });
 });

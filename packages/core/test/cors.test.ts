@@ -81,6 +81,16 @@ describe('configured origins', () => {
     expect(r.headers['access-control-max-age']).toBe('60');
   });
 
+  test('hosts: a Host header naming another host is 403 before anything runs; a listed name or a local one is served', async () => {
+    const service = serviceWith({ cors: { hosts: ['local', 'myapp.test'] } });
+    const evil = await call(service, 'GET', '/Lab.Plant', { headers: { ...RAW, host: 'rebound.example:8080' } });
+    expect(evil.status).toBe(403);
+    expect(evil.json.Message).toMatch(/rebound\.example/);
+    expect((await call(service, 'POST', '/Lab.Plant', { body: { Name: 'x' }, headers: { host: 'rebound.example' } })).status).toBe(403);
+    for (const host of ['localhost:8080', '127.0.0.1', '[::1]:1', 'MyApp.test:3000']) expect((await call(service, 'GET', '/Lab.Plant', { headers: { ...RAW, host } })).status).toBe(200);
+    expect((await call(service, 'REPORT', '/Lab.Plant', { headers: RAW })).json).toBe(1);
+  });
+
   test('an origin with a path is refused when the service is created', () => {
     expect(() => createService({ cors: { origins: ['https://app.example/path'] } })).toThrow(/origin/);
   });

@@ -10,12 +10,20 @@ export interface CorsOptions {
   origins?: readonly string[];
   /** How long a browser may cache a preflight answer, in seconds (default 600). */
   maxAge?: number;
+  /**
+   * Host names the service answers to (`Host` header, any port; `'local'` = localhost,
+   * 127.0.0.1, [::1]); others are 403. For a server on loopback: a page of another site
+   * whose name was made to resolve to 127.0.0.1 (DNS rebinding) is same-origin for the
+   * browser, so only the Host header tells it apart. Omitted: any host.
+   */
+  hosts?: readonly string[];
 }
 
 /** The CLI's default: dev servers on this machine, nobody else (DESIGN 13). */
 export const LOCAL_ORIGINS = ['local'] as const;
 
 const LOCAL = /^https?:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d{1,5})?$/i;
+const LOCAL_HOST = /^(localhost|127\.0\.0\.1|\[::1\])(:\d{1,5})?$/i;
 const METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE, REPORT';
 const ALLOWED_HEADERS = 'Accept, Authorization, Content-Type, If-Match, If-None-Match, Source, Destination';
 /** Headers a page may read from a cross-origin response; the rest is hidden by the browser. */
@@ -33,6 +41,7 @@ export class Cors {
   private readonly local: boolean;
   private readonly exact: Set<string>;
   private readonly maxAge: string;
+  private readonly hosts?: { local: boolean; names: Set<string> };
 
   constructor(options: CorsOptions = {}) {
     const origins = options.origins ?? LOCAL_ORIGINS;
@@ -45,6 +54,12 @@ export class Cors {
     this.local = origins.includes('local');
     this.exact = new Set(origins.filter((o) => o !== '*' && o !== 'local').map((o) => o.toLowerCase()));
     this.maxAge = String(options.maxAge ?? 600);
+    if (options.hosts) this.hosts = { local: options.hosts.includes('local'), names: new Set(options.hosts.map((h) => h.toLowerCase())) };
+  }
+
+  private servesHost(host: string | undefined): boolean {
+    if (this.hosts === undefined || host === undefined) return true;
+    return (this.hosts.local && LOCAL_HOST.test(host)) || this.hosts.names.has(host.toLowerCase().replace(/:\d+$/, ''));
   }
 
   allows(origin: string): boolean {
@@ -56,6 +71,10 @@ export class Cors {
    * core's error response.
    */
   async handle(request: PlainRequest, next: () => Promise<PlainResponse>, refuse: (error: ServiceError) => Promise<PlainResponse>): Promise<PlainResponse> {
+    const host = header(request.headers, 'host');
+    if (!this.servesHost(host)) {
+      return refuse(new ServiceError('Forbidden', `Host '${host}' is not one this service answers to (a protection against DNS rebinding): add it to the cors hosts option (cors.hosts)`));
+    }
     const origin = header(request.headers, 'origin');
     if (origin === undefined || sameOrigin(origin, request.headers)) return next();
     const allowed = this.allows(origin);
