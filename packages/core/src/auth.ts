@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { unauthorized, type Authenticate } from './caller.js';
 import { ServiceError } from './errors.js';
 
 /** Which resources (glob patterns, `*` wildcard, case-insensitive) and methods a key may use. */
@@ -18,11 +19,19 @@ interface CompiledRule {
   methods: Set<string> | null;
 }
 
-export interface Principal {
-  rules: CompiledRule[] | null;
+/** The holder of an API key: which resources and methods it may use (never the key itself). */
+export class ApiKeyPrincipal {
+  constructor(readonly rules: CompiledRule[] | null) {}
 }
 
-const OPEN: Principal = { rules: null };
+/**
+ * The built-in authenticator (SPEC 5): `Authorization: apikey KEY`, or Basic with a blank
+ * user name and the key as password; the principal is an ApiKeyPrincipal.
+ */
+export function apiKeys(keys: ApiKeyConfig[]): Authenticate<unknown, ApiKeyPrincipal> {
+  const auth = new Auth(keys);
+  return (request) => auth.authenticate(request.headers.authorization);
+}
 const ALWAYS_OPEN = 'service.availableresource';
 
 /**
@@ -30,34 +39,29 @@ const ALWAYS_OPEN = 'service.availableresource';
  * the key as password. Keys are kept as SHA-256 digests and compared in constant time.
  */
 export class Auth {
-  private readonly keys: Array<{ digest: Buffer; principal: Principal }>;
+  private readonly keys: Array<{ digest: Buffer; principal: ApiKeyPrincipal }>;
 
-  constructor(keys: ApiKeyConfig[] = []) {
+  constructor(keys: ApiKeyConfig[]) {
     this.keys = keys.map((k) => {
       if (typeof k.key !== 'string' || k.key === '') throw new Error('An API key must be a non-empty string');
-      return { digest: digest(k.key), principal: { rules: k.allow ? k.allow.map(compileRule) : null } };
+      return { digest: digest(k.key), principal: new ApiKeyPrincipal(k.allow ? k.allow.map(compileRule) : null) };
     });
   }
 
-  get enabled(): boolean {
-    return this.keys.length > 0;
-  }
-
-  /** The key's holder, or 401 when keys are required and none valid was sent. */
-  authenticate(authorization: string | undefined): Principal {
-    if (!this.enabled) return OPEN;
+  /** The key's holder, or 401 when no valid key was sent. */
+  authenticate(authorization: string | undefined): ApiKeyPrincipal {
     const key = authorization === undefined ? undefined : keyOf(authorization);
     if (key === undefined) throw unauthorized('This service requires an API key: send Authorization: apikey <key>');
     const presented = digest(key);
-    let found: Principal | undefined;
+    let found: ApiKeyPrincipal | undefined;
     for (const k of this.keys) if (timingSafeEqual(k.digest, presented) && found === undefined) found = k.principal;
     if (found === undefined) throw unauthorized('The API key is not valid');
     return found;
   }
 
-  /** 403 when the key may not use this method on this resource. */
-  authorize(principal: Principal, resource: string, method: string): void {
-    if (principal.rules === null || resource.toLowerCase() === ALWAYS_OPEN) return;
+  /** 403 when an API key's holder may not use this method on this resource; other principals pass. */
+  static authorize(principal: unknown, resource: string, method: string): void {
+    if (!(principal instanceof ApiKeyPrincipal) || principal.rules === null || resource.toLowerCase() === ALWAYS_OPEN) return;
     const m = method === 'REPORT' || method === 'HEAD' ? 'GET' : method;
     const ok = principal.rules.some((r) => (r.resources === null || r.resources.test(resource)) && (r.methods === null || r.methods.has(m) || r.methods.has(method)));
     if (!ok) throw new ServiceError('Forbidden', `This API key may not use ${method} on '${resource}'`);
@@ -107,8 +111,4 @@ function compileRule(rule: ApiKeyRule): CompiledRule {
 
 function escape(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
-function unauthorized(message: string): ServiceError {
-  return new ServiceError('NotAuthorized', message, { headers: { 'www-authenticate': 'Basic realm="Service"' } });
 }

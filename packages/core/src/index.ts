@@ -1,4 +1,5 @@
-export { createService, Service, type ServiceOptions } from './service.js';
+export { createService, Service, type ServiceOptions, type ErrorInfo } from './service.js';
+export type { Caller, CallerRequest, Authenticate, HandleOptions } from './caller.js';
 export { ServiceError, toServiceError, statusOf, ERROR_CODES, type ErrorCode } from './errors.js';
 export type { PlainRequest, PlainResponse, Method, BodyChunk, HeaderValue } from './http/types.js';
 export { METHODS } from './http/types.js';
@@ -6,7 +7,7 @@ export { stripBasePath, normalizeBasePath } from './http/base-path.js';
 export { Cors, LOCAL_ORIGINS, type CorsOptions } from './http/cors.js';
 export type { ResourceDefinition, ViewDefinition, WriteChange, ResourceKind } from './resources.js';
 export type { Resource } from './resources.js';
-export type { ApiKeyConfig, ApiKeyRule } from './auth.js';
+export { apiKeys, ApiKeyPrincipal, type ApiKeyConfig, type ApiKeyRule } from './auth.js';
 export type { EventDefinition, BinaryPayload, RaisedEvent, EventListener } from './events.js';
 export type { ContentType, ProtocolProvider, ReadContext, WriteContext } from './content-types/content-type.js';
 export { json, toEntities } from './content-types/json.js';

@@ -74,7 +74,7 @@ export function openApiDocument(service: Service, options: OpenApiOptions = {}):
   }
   const webhooks: Json = {};
   for (const r of resources.filter((x) => x.kind === 'EventResource')) webhooks[r.name] = eventItem(service, r);
-  const secured = service.auth.enabled;
+  const secured = service.authenticates;
   const document: Json = {
     openapi: '3.1.0',
     info: {

@@ -1,3 +1,4 @@
+import { Auth } from './auth.js';
 import type { ContentType } from './content-types/content-type.js';
 import { ServiceError } from './errors.js';
 import { parseUri } from './grammar/parse.js';
@@ -19,18 +20,21 @@ export const LISTING = 'Service.AvailableResource';
  * auth -> parse -> macro rewrite -> resolve resource -> operation (reading the body)
  * -> write result. Every failure is a ServiceError turned into a response in one place.
  */
-export async function handle(service: Service, request: PlainRequest, depth = 0): Promise<PlainResponse> {
-  const ctx = new RequestContext(request, service.options.maxBodyBytes, depth);
+export async function handle(service: Service, request: PlainRequest, depth = 0, context?: unknown): Promise<PlainResponse> {
+  const ctx = new RequestContext(request, service.options.maxBodyBytes, depth, context);
   try {
     const described = rootResponse(service, ctx);
-    if (described !== undefined) return described;
-    const principal = service.auth.authenticate(ctx.header('authorization'));
+    // Awaited here so that a failure (401) is answered by the catch below.
+    if (described !== undefined) return await described;
+    let principal = service.authenticate(ctx);
+    if (principal instanceof Promise) principal = await principal;
+    ctx.principal = principal;
     let parsed = parseUri(ctx.uri);
     if (parsed.macro) parsed = await service.macros.rewrite(parsed, ctx);
     const resource = service.resources.resolve(parsed.resource === '' ? LISTING : parsed.resource);
     ctx.resource = resource;
     if (parsed.error) throw parsed.error;
-    service.auth.authorize(principal, resource.name, ctx.method);
+    Auth.authorize(principal, resource.name, ctx.method);
     const operation = OPERATIONS[ctx.method];
     if (!operation || !resource.allows(ctx.method)) {
       throw new ServiceError('MethodNotAllowed', `${ctx.method} is not allowed on '${resource.name}'`, { headers: { allow: resource.methods.join(', ') } });
@@ -43,7 +47,7 @@ export async function handle(service: Service, request: PlainRequest, depth = 0)
       // Read once: a retried operation (Conflict) or a Source GET must not run twice.
       input: once(() => service.readInput(ctx)),
       changed: (kind, entities) => changed(service, resource, kind, entities, ctx.depth),
-      authorize: (name, method) => service.auth.authorize(principal, name, method),
+      authorize: (name, method) => Auth.authorize(principal, name, method),
     });
     const destination = ctx.method === 'GET' ? ctx.header('destination') : undefined;
     if (destination !== undefined) result = await sendToDestination(service, ctx, result, destination);

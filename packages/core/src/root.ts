@@ -11,25 +11,27 @@ import { OPENAPI_MEDIA_TYPES } from './openapi.js';
 import type { Service } from './service.js';
 
 /** The answer to `GET /` when it is not the JSON listing; undefined otherwise. */
-export function rootResponse(service: Service, ctx: RequestContext): PlainResponse | undefined {
+export function rootResponse(service: Service, ctx: RequestContext): PlainResponse | Promise<PlainResponse> | undefined {
   if ((ctx.method !== 'GET' && ctx.method !== 'HEAD') || (ctx.uri !== '/' && ctx.uri !== '')) return undefined;
   const accept = ctx.header('accept');
   if (accept === undefined) return undefined;
   const ranges = parseAccept(accept).filter((r) => r.q > 0);
   const best = (types: string[]) => Math.max(0, ...ranges.filter((r) => types.includes(r.type)).map((r) => r.q));
   const openapi = ranges.filter((r) => OPENAPI_MEDIA_TYPES.includes(r.type)).sort((a, b) => b.q - a.q)[0];
-  if (openapi !== undefined && openapi.q >= best(['application/json'])) {
-    // The document names every resource: it needs a valid key, as the listing does.
-    service.auth.authenticate(ctx.header('authorization'));
-    const type = openapi.type.endsWith('yaml') ? 'application/yaml' : openapi.type === 'application/vnd.oai.openapi' ? 'application/vnd.oai.openapi+json' : openapi.type;
-    // JSON text is valid YAML 1.2, so the YAML variants get the same bytes.
-    const body = JSON.stringify(service.openapi({ basePath: ctx.basePath }));
-    return { status: 200, headers: { 'content-type': `${type}; charset=utf-8` }, body: ctx.method === 'HEAD' ? null : body };
-  }
+  if (openapi !== undefined && openapi.q >= best(['application/json'])) return openapiResponse(service, ctx, openapi.type);
   // A browser lists text/html first and reaches JSON only through */*; a client that names JSON keeps the listing.
   if (best(['text/html']) > 0 && !service.protocols.namesWritableType(accept)) {
     // The page holds no data and no key: it asks the user for one, so it is open.
     return { status: 200, headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache' }, body: ctx.method === 'HEAD' ? null : explorerPage(ctx.basePath) };
   }
   return undefined;
+}
+
+async function openapiResponse(service: Service, ctx: RequestContext, requested: string): Promise<PlainResponse> {
+  // The document names every resource: it needs a valid key, as the listing does.
+  ctx.principal = await service.authenticate(ctx);
+  const type = requested.endsWith('yaml') ? 'application/yaml' : requested === 'application/vnd.oai.openapi' ? 'application/vnd.oai.openapi+json' : requested;
+  // JSON text is valid YAML 1.2, so the YAML variants get the same bytes.
+  const body = JSON.stringify(service.openapi({ basePath: ctx.basePath }));
+  return { status: 200, headers: { 'content-type': `${type}; charset=utf-8` }, body: ctx.method === 'HEAD' ? null : body };
 }

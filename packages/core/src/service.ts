@@ -1,5 +1,6 @@
 import { Ajv } from 'ajv';
-import { Auth, type ApiKeyConfig } from './auth.js';
+import { apiKeys, type ApiKeyConfig } from './auth.js';
+import { runAuthenticate, type Authenticate, type Caller, type HandleOptions } from './caller.js';
 import type { ProtocolProvider } from './content-types/content-type.js';
 import { checkNesting, DEFAULT_MAX_NESTING, MAX_NESTING_LIMIT } from './content-types/nesting.js';
 import { ERROR_RESOURCE, ErrorRecords, errorBody } from './error-records.js';
@@ -23,8 +24,12 @@ import { readSource } from './source-destination.js';
 import { Webhooks } from './webhooks/webhooks.js';
 
 export interface ServiceOptions {
-  /** API keys; none means the service is open. */
+  /** API keys (the built-in authenticator); none, and no `authenticate`, means the service is open. */
   apiKeys?: ApiKeyConfig[];
+  /** Who is calling: a principal from the request and the app's context, or a throw (401). Replaces `apiKeys`. */
+  authenticate?: Authenticate;
+  /** Told of every unexpected error (a 500) with its details, for logging; the client gets a generic message. */
+  onError?: (error: ServiceError, info: ErrorInfo) => void;
   /** Largest accepted request body in bytes (default 10 MiB); larger is 413. */
   maxBodyBytes?: number;
   /** Deepest nesting of objects and arrays accepted in an entity (default 64, at most 1000); deeper is 400. */
@@ -45,7 +50,18 @@ export interface ServiceOptions {
   cors?: CorsOptions | boolean;
 }
 
-type ResolvedOptions = Required<Pick<ServiceOptions, 'maxBodyBytes' | 'maxNestingDepth' | 'maxErrorRecords' | 'events' | 'allowPrivateDestinations'>> & ServiceOptions;
+/** What `onError` learns besides the error. */
+export interface ErrorInfo {
+  method: string;
+  uri: string;
+  /** The caller's context and principal (the principal is undefined when authentication failed). */
+  caller: Caller;
+  /** The thrown value before it became a ServiceError (its stack). */
+  cause: unknown;
+}
+
+/** The options as the service runs them; API keys are not kept here (only their digests, in the authenticator). */
+type ResolvedOptions = Required<Pick<ServiceOptions, 'maxBodyBytes' | 'maxNestingDepth' | 'maxErrorRecords' | 'events' | 'allowPrivateDestinations'>> & Omit<ServiceOptions, 'apiKeys'>;
 
 /** Local requests (macros, webhooks, Source) may nest this deep before a loop is assumed. */
 export const MAX_DEPTH = 16;
@@ -55,7 +71,7 @@ export class Service {
   readonly resources = new ResourceRegistry();
   readonly protocols = new Protocols();
   readonly events = new Events();
-  readonly auth: Auth;
+  private readonly authenticator?: Authenticate;
   readonly errors: ErrorRecords;
   readonly macros: Macros;
   readonly webhooks: Webhooks;
@@ -64,12 +80,14 @@ export class Service {
   private readonly cors?: Cors;
 
   constructor(options: ServiceOptions = {}) {
+    const { apiKeys: keys, ...rest } = options;
     // An option given as undefined (a config file that leaves a limit out) keeps its default.
-    const given = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as ServiceOptions;
+    const given = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)) as Omit<ServiceOptions, 'apiKeys'>;
     this.options = { maxBodyBytes: 10 * 1024 * 1024, maxNestingDepth: DEFAULT_MAX_NESTING, maxErrorRecords: 2000, events: true, allowPrivateDestinations: false, ...given };
     const depth = this.options.maxNestingDepth;
     if (!Number.isInteger(depth) || depth < 1 || depth > MAX_NESTING_LIMIT) throw new Error(`maxNestingDepth must be a whole number from 1 to ${MAX_NESTING_LIMIT}, not ${depth}`);
-    this.auth = new Auth(options.apiKeys);
+    if (keys?.length && options.authenticate) throw new Error('Give either apiKeys or authenticate (compose apiKeys() into your authenticate to have both)');
+    this.authenticator = options.authenticate ?? (keys?.length ? apiKeys(keys) : undefined);
     for (const p of options.protocols ?? []) this.protocols.add(p);
     if (options.cors) this.cors = new Cors(options.cors === true ? {} : options.cors);
 
@@ -128,16 +146,31 @@ export class Service {
     return this.events.raise(name, payload);
   }
 
-  /** The core contract: a plain request in, a plain response out. */
-  handle(request: PlainRequest): Promise<PlainResponse> {
-    if (this.cors === undefined) return handle(this, request);
-    return this.cors.handle(request, () => handle(this, request), (error) => this.errorResponse(new RequestContext(request, this.options.maxBodyBytes), error));
+  /** The core contract: a plain request (and the app's context) in, a plain response out. */
+  handle(request: PlainRequest, options?: HandleOptions): Promise<PlainResponse> {
+    const context = options?.context;
+    if (this.cors === undefined) return handle(this, request, 0, context);
+    return this.cors.handle(request, () => handle(this, request, 0, context), (error) => this.errorResponse(new RequestContext(request, this.options.maxBodyBytes, 0, context), error));
   }
 
-  /** A local request made by the service itself (macros, webhooks, Source), one level deeper. */
-  handleLocal(request: PlainRequest, depth: number): Promise<PlainResponse> {
+  /**
+   * A local request made by the service itself, one level deeper: on the caller's behalf
+   * (Source, Destination) with the caller's context; webhook deliveries pass none.
+   */
+  handleLocal(request: PlainRequest, depth: number, context?: unknown): Promise<PlainResponse> {
     if (depth > MAX_DEPTH) return Promise.reject(new ServiceError('InfiniteLoopDetected', `Local requests nested more than ${MAX_DEPTH} deep`));
-    return handle(this, request, depth);
+    return handle(this, request, depth, context);
+  }
+
+  /** Whether requests must authenticate (API keys or an app authenticator). */
+  get authenticates(): boolean {
+    return this.authenticator !== undefined;
+  }
+
+  /** The caller's principal (undefined when the service has no authentication); throws 401. */
+  authenticate(ctx: RequestContext): unknown {
+    if (this.authenticator === undefined) return undefined;
+    return runAuthenticate(this.authenticator, { method: ctx.method, uri: ctx.uri, headers: ctx.clientHeaders }, ctx.context);
   }
 
   /** The same contract over Fetch API objects. */
@@ -181,6 +214,13 @@ export class Service {
   /** Turns any failure into the error response of SPEC 7, storing an Error record (not for 401). */
   async errorResponse(ctx: RequestContext, thrown: unknown): Promise<PlainResponse> {
     const error = toServiceError(thrown);
+    if (error.status >= 500 && this.options.onError) {
+      try {
+        this.options.onError(error, { method: ctx.method, uri: ctx.uri, caller: { context: ctx.context, principal: ctx.principal, method: ctx.method }, cause: thrown });
+      } catch {
+        // A failing logger must not change the answer.
+      }
+    }
     let moreInfoAt: string | undefined;
     if (error.code !== 'NotAuthorized') {
       try {

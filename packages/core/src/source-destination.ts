@@ -81,7 +81,7 @@ async function run(service: Service, ctx: RequestContext, which: Which, request:
     // The caller's own key: a local Source or Destination acts with the caller's rights.
     const authorization = ctx.header('authorization');
     if (headers.authorization === undefined && authorization !== undefined) headers.authorization = authorization;
-    const response: PlainResponse = await service.handleLocal({ method: request.method, uri: request.uri, headers, body, basePath: ctx.basePath }, ctx.depth + 1);
+    const response: PlainResponse = await service.handleLocal({ method: request.method, uri: request.uri, headers, body, basePath: ctx.basePath }, ctx.depth + 1, ctx.context);
     try {
       return { status: response.status, contentType: response.headers['content-type'], body: await collectBody(response.body, limit) };
     } catch (e) {

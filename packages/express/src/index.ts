@@ -9,6 +9,8 @@ export interface ExpressMiddlewareOptions {
    * prefix, e.g. `/svc/api` for a proxy that forwards `/svc/api/...` to `/api/...`.
    */
   basePath?: string;
+  /** The app's per-request context (e.g. `(req) => ({ user: req.user })`), handed to authenticate, rules and hooks. */
+  context?: (req: ExpressRequest, res: ServerResponse) => unknown;
 }
 
 /** What the middleware reads from Express's request: node's IncomingMessage plus two fields. */
@@ -30,8 +32,8 @@ export function createExpressMiddleware(service: Service, options: ExpressMiddle
     // Inside a mounted middleware Express has cut req.baseUrl off req.url; both stay undecoded.
     const plain = toPlainRequest(req, req.url || '/', options.basePath ?? req.baseUrl ?? '');
     if (plain.body !== null && req.readableEnded) plain.body = parsedBody(req.body);
-    service
-      .handle(plain)
+    Promise.resolve(options.context?.(req, res))
+      .then((context) => service.handle(plain, { context }))
       .then((response) => writeResponse(res, response))
       .catch(next);
   };

@@ -2,7 +2,7 @@ import express5 from 'express';
 import express4 from 'express4';
 import { Service, type PlainResponse } from '@resourcery/core';
 import { createExpressMiddleware } from '@resourcery/express';
-import { firstChunk, gatedLines, listen, shopService, withProducts, type Listening } from '../../node/test/adapter-support';
+import { firstChunk, gatedLines, listen, shopService, userService, withProducts, type Listening } from '../../node/test/adapter-support';
 
 type Express = typeof express5;
 
@@ -208,6 +208,17 @@ describe.each([
       expect(await lines.stopped()).toBe('stopped');
       // It stopped because the client left: an endless body never ends by itself.
       expect(lines.produced()).toBeGreaterThan(1);
+    });
+  });
+
+  describe('the context option hands the app\'s per-request context to the service', () => {
+    test('authenticate sees what context(req, res) returned from req.user', async () => {
+      const app = express();
+      app.use((req: any, _res: unknown, next: () => void) => { req.user = req.headers['x-user']; next(); });
+      app.use('/api', createExpressMiddleware(userService(), { context: (req) => ({ user: (req as { user?: string }).user }) }));
+      const server = await start(app);
+      expect((await server.request('GET', '/api/Product', { headers: { 'x-user': 'ann' } })).status).toBe(200);
+      expect((await server.request('GET', '/api/Product')).status).toBe(401);
     });
   });
 });

@@ -11,6 +11,8 @@ export interface KoaMiddlewareOptions {
    * `/svc/api/...` to `/api/...`.
    */
   basePath?: string;
+  /** The app's per-request context (e.g. `(ctx) => ctx.state`), handed to authenticate, rules and hooks. */
+  context?: (ctx: KoaContext) => unknown;
 }
 
 /** What the middleware reads from Koa's context (Koa 2 and 3, with or without a body parser). */
@@ -20,6 +22,7 @@ export interface KoaContext {
   res: ServerResponse;
   respond?: boolean;
   request: { body?: unknown; rawBody?: unknown };
+  state?: Record<string, unknown>;
 }
 export type KoaMiddleware = (ctx: KoaContext, next: () => Promise<unknown>) => Promise<void>;
 
@@ -47,7 +50,8 @@ export function createKoaMiddleware(service: Service, options: KoaMiddlewareOpti
     }
     const plain = toPlainRequest(ctx.req, uri, basePath);
     if (plain.body !== null && ctx.req.readableEnded) plain.body = typeof ctx.request.rawBody === 'string' ? ctx.request.rawBody : parsedBody(ctx.request.body);
-    const response = await service.handle(plain);
+    const context = options.context ? await options.context(ctx) : undefined;
+    const response = await service.handle(plain, { context });
     ctx.respond = false;
     await writeResponse(ctx.res, response);
   };

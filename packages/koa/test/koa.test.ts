@@ -5,7 +5,7 @@ import legacyBodyParser from 'koa-bodyparser';
 import { Service, type PlainResponse } from '@resourcery/core';
 import { createKoaMiddleware } from '@resourcery/koa';
 // The same shop data, streaming content type and raw-path client as the Express adapter's tests.
-import { firstChunk, gatedLines, listen, shopService, withProducts, type Listening } from '../../node/test/adapter-support';
+import { firstChunk, gatedLines, listen, shopService, userService, withProducts, type Listening } from '../../node/test/adapter-support';
 
 type Koa = typeof Koa3;
 type Middleware = Koa3.Middleware;
@@ -206,6 +206,15 @@ describe.each([
       const { server } = await served(logger, createKoaMiddleware(await withProducts(shopService(lines.type))));
       const res = await server.request('GET', '/Product', { headers: { accept: 'text/x-product-lines' } });
       expect([res.status, res.text, status]).toEqual([200, 'B-1\nS-7\nH-3\n', 200]);
+    });
+  });
+
+  describe('the context option hands the app\'s per-request context to the service', () => {
+    test('authenticate sees what context(ctx) returned from ctx.state', async () => {
+      const login: Middleware = async (ctx, next) => { ctx.state.user = ctx.get('x-user') || undefined; await next(); };
+      const { server } = await served(login, createKoaMiddleware(userService(), { prefix: '/api', context: (ctx) => ctx.state }));
+      expect((await server.request('GET', '/api/Product', { headers: { 'x-user': 'ann' } })).status).toBe(200);
+      expect((await server.request('GET', '/api/Product')).status).toBe(401);
     });
   });
 });

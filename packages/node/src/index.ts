@@ -6,6 +6,8 @@ export { stripBasePath };
 export interface NodeAdapterOptions {
   /** Where the service is mounted; requests outside it get 404 from the listener. */
   basePath?: string;
+  /** The app's per-request context (a session, a user), handed to authenticate, rules and hooks. */
+  context?: (req: IncomingMessage, res: ServerResponse) => unknown;
 }
 
 /**
@@ -93,8 +95,8 @@ export function createNodeListener(service: Service, options: NodeAdapterOptions
       res.writeHead(404, { 'content-type': 'text/plain' }).end('Not found');
       return;
     }
-    service
-      .handle(toPlainRequest(req, uri, basePath))
+    Promise.resolve(options.context?.(req, res))
+      .then((context) => service.handle(toPlainRequest(req, uri, basePath), { context }))
       .then((response) => writeResponse(res, response))
       .catch((error) => {
         if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' }).end(String(error));

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createService, type ContentType, type Entity, type Service } from '@resourcery/core';
+import { createService, MemoryStorage, ServiceError, type ContentType, type Entity, type Service } from '@resourcery/core';
 
 /** Products of a small shop; names hold characters that must stay encoded in a URI. */
 export const PRODUCTS: Entity[] = [
@@ -121,4 +121,16 @@ export function firstChunk(port: number, path: string, headers: Record<string, s
     });
     req.on('error', (e) => { if (!req.destroyed) reject(e); });
   });
+}
+
+/** A service that answers only callers whose context names a user (the adapters' `context` option). */
+export function userService(): Service {
+  const service = createService({
+    authenticate: (_request, context: { user?: string } | undefined) => {
+      if (!context?.user) throw new ServiceError('NotAuthorized', 'No user in the context');
+      return context.user;
+    },
+  });
+  service.addResource({ name: 'Shop.Product', storage: new MemoryStorage(PRODUCTS.map((p) => ({ ...p }))) });
+  return service;
 }

@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { createService, MemoryStorage, type ContentType, type Service } from '@resourcery/core';
 import { createServer, type NodeAdapterOptions } from '@resourcery/node';
+import { userService } from './adapter-support';
 
 /** The node:http adapter over a real socket. */
 
@@ -323,5 +324,13 @@ describe('streamed response bodies', () => {
     await until(() => state.returned, "the iterator's return() is called");
     expect(state.finished).toBe(false);
     expect(state.produced).toBeLessThan(total);
+  });
+});
+
+describe('the context option hands the app\'s per-request context to the service', () => {
+  test('authenticate sees what context(req, res) returned', async () => {
+    const port = await start(userService(), { context: (req) => ({ user: req.headers['x-user'] }) });
+    expect((await send(port, { path: '/Product', headers: { 'x-user': 'ann' } })).status).toBe(200);
+    expect((await send(port, { path: '/Product' })).status).toBe(401);
   });
 });

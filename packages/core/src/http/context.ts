@@ -39,7 +39,11 @@ export class RequestContext {
   /** How deep in local requests (webhooks, Source, macros) this request is. */
   readonly depth: number;
 
-  constructor(request: PlainRequest, readonly maxBodyBytes: number, depth = 0) {
+  /** Who is calling, once authenticated (hooks and rules see it). */
+  principal: unknown = undefined;
+
+  /** `context`: the app's per-request context (adapter option or `service.handle`). */
+  constructor(request: PlainRequest, readonly maxBodyBytes: number, depth = 0, readonly context: unknown = undefined) {
     this.method = request.method.toUpperCase();
     this.uri = request.uri || '/';
     this.basePath = normalizeBasePath(request.basePath);
