@@ -50,8 +50,8 @@ function serviceOptions(options: SourceOptions, config: CliConfig, adminStorage:
   return {
     apiKeys: [...options.apiKeys.map((key) => ({ key })), ...(config.apiKeys ?? [])],
     allowPrivateDestinations: options.allowPrivateDestinations,
-    maxBodyBytes: config.limits?.maxBodyBytes,
-    maxErrorRecords: config.limits?.maxErrorRecords,
+    // Only the limits the config sets: an absent one keeps the service's default.
+    ...config.limits,
     cors,
     adminStorage: options.readOnly ? readOnlyAdmin(adminStorage) : adminStorage,
   };

@@ -25,7 +25,7 @@ const CONFIG = {
     { key: 'reader-key', allow: [{ resources: ['posts'], methods: ['GET', 'HEAD'] }] },
   ],
   cors: { origins: ['https://app.example'] },
-  limits: { maxBodyBytes: 200 },
+  limits: { maxBodyBytes: 200, maxNestingDepth: 3 },
 };
 
 let dir: string;
@@ -57,6 +57,9 @@ describe('a resourcery.config.json in the working directory is read', () => {
     expect((await request(server, 'GET', '/posts-published/_/select=title', undefined, admin)).json).toEqual([{ title: 'Hello' }, { title: 'Ok' }]);
     expect((await request(server, 'PATCH', '/profile', { name: 'x' }, admin)).status).toBe(405);
     expect((await request(server, 'POST', '/posts', { title: 'x'.repeat(300) }, admin)).status).toBe(413);
+    const deep = await request(server, 'POST', '/posts', { title: 'deep', a: { b: { c: { d: 1 } } } }, admin);
+    expect(deep.status).toBe(400);
+    expect(deep.text).toMatch(/3/);
 
     const reader = as('reader-key');
     expect((await request(server, 'GET', '/posts/id=1', undefined, reader)).json).toEqual([DATA.posts[0]]);
