@@ -31,7 +31,7 @@ const SCRIPT = `
   var $ = function (id) { return document.getElementById(id); };
 
   function headers(accept) {
-    var h = { Accept: accept };
+    var h = { Accept: accept, 'X-Requested-With': 'XMLHttpRequest' };
     if (key) h.Authorization = 'apikey ' + key;
     return h;
   }
@@ -144,7 +144,9 @@ const SCRIPT = `
       return res.json().then(function (doc) {
         list.textContent = '';
         if (!res.ok) { showError(doc, res.status); list.appendChild(el('p', 'Enter an API key to list the resources.', 'desc')); return; }
-        doc['x-resources'].forEach(function (r) {
+        // The application's resources first, the built-in Service.* ones after them.
+        var builtIn = function (r) { return r.name.indexOf('Service.') === 0 ? 1 : 0; };
+        doc['x-resources'].slice().sort(function (a, b) { return builtIn(a) - builtIn(b); }).forEach(function (r) {
           var box = el('div', undefined, 'res');
           var name = el('button', r.name, 'name');
           name.type = 'button';

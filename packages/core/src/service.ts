@@ -231,6 +231,8 @@ export class Service {
     }
     const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8', ...error.headers };
     if (moreInfoAt) headers.errorinfo = moreInfoAt;
+    // A page's script (the explorer) asks for no Basic challenge: browsers would answer it with a login dialog.
+    if (error.code === 'NotAuthorized' && ctx.header('x-requested-with') !== undefined) delete headers['www-authenticate'];
     const body = ctx.method === 'HEAD' ? null : JSON.stringify(errorBody(error, ctx, moreInfoAt));
     return { status: error.status, headers, body };
   }
