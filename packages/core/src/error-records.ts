@@ -150,7 +150,7 @@ export function errorBody(error: ServiceError, ctx: RequestContext, moreInfoAt: 
     Status: 'fail',
     ErrorType: `Service.Results.${error.code}`,
     ErrorCode: error.code,
-    Message: error.message,
+    Message: error.publicMessage,
     TimeStamp: ctx.time.toISOString(),
     Uri: ctx.basePath + ctx.uri,
     TimeElapsedMs: ctx.elapsedMs(),

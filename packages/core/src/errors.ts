@@ -68,17 +68,33 @@ export class ServiceError extends Error {
     this.data = options.data;
   }
 
+  /**
+   * The message clients get. An unexpected exception's own text (paths, SQL, internals)
+   * stays in the Error record and the onError hook; the client gets GENERIC_MESSAGE.
+   */
+  get publicMessage(): string {
+    return this.unexpected ? GENERIC_MESSAGE : this.message;
+  }
+
+  /** Made from something thrown that was not a ServiceError (a bug, a failing dependency). */
+  get unexpected(): boolean {
+    return this.cause !== undefined && !ServiceError.is(this.cause) && this.code === 'Unknown';
+  }
+
   /** Recognises ServiceErrors from another copy of the library (ESM and CJS both loaded). */
   static is(value: unknown): value is ServiceError {
     return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
   }
 }
 
-/** Maps anything thrown to a ServiceError; unexpected exceptions become 500 Unknown. */
+/** What a client reads for an unexpected error (DESIGN 13). */
+export const GENERIC_MESSAGE = 'An unexpected error occurred; the details are in the error record linked by MoreInfoAt';
+
+/** Maps anything thrown to a ServiceError; unexpected exceptions become 500 Unknown (their message kept for the record). */
 export function toServiceError(value: unknown): ServiceError {
   if (ServiceError.is(value)) return value;
   const message = value instanceof Error ? value.message : String(value);
-  const error = new ServiceError('Unknown', message || 'Unexpected error', { cause: value });
+  const error = new ServiceError('Unknown', message || 'Unexpected error', { cause: value ?? null });
   if (value instanceof Error && value.stack) error.stack = value.stack;
   return error;
 }

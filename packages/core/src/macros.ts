@@ -176,8 +176,15 @@ export class Macros {
     if (Headers !== null) {
       if (typeof Headers !== 'object' || Array.isArray(Headers)) invalid('Headers', 'Headers must be an object of header names and values');
       headers = {};
-      for (const [h, v] of Object.entries(Headers as object)) {
-        if (h.toLowerCase() === 'authorization') invalid('Headers', 'A macro may not carry an Authorization header: each call brings its own');
+      const seen = new Set<string>();
+      for (const [written, v] of Object.entries(Headers as object)) {
+        // Every rule looks at the name as HTTP does: `"Authorization "` is Authorization.
+        const h = written.trim();
+        const key = h.toLowerCase();
+        if (!HEADER_NAME.test(h)) invalid('Headers', `'${written}' is not a valid header name`);
+        if (CREDENTIAL_HEADERS.has(key)) invalid('Headers', `A macro may not carry a ${h} header: each call brings its own credentials`);
+        if (seen.has(key)) invalid('Headers', `The header ${h} is given twice`);
+        seen.add(key);
         headers[h] = typeof v === 'string' ? v : JSON.stringify(v);
       }
     }
@@ -190,6 +197,11 @@ export class Macros {
     return { Name, Uri: Uri.startsWith('/') ? Uri : `/${Uri}`, Body, Headers: headers, OverwriteBody, OverwriteHeaders };
   }
 }
+
+/** RFC 9110 token: the characters a header name may hold. */
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** Headers that carry a caller's credentials: a stored macro must never supply them. */
+const CREDENTIAL_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'x-api-key']);
 
 function invalid(property: string, message: string): never {
   throw new ServiceError('InvalidResourceEntity', message, { data: { [property]: message } });

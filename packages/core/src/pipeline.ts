@@ -76,7 +76,7 @@ function respond(ctx: RequestContext, resource: Resource, output: Negotiated, re
   if (status === 204) return { status, headers: {}, body: null };
   const type = output.contentType;
   const headers: Record<string, string> = { 'content-type': contentTypeHeader(type) };
-  if (type.extension) headers['content-disposition'] = `attachment; filename="${resource.name}_${stamp(ctx.time)}.${type.extension}"`;
+  if (type.extension) headers['content-disposition'] = attachment(`${resource.name}_${stamp(ctx.time)}.${type.extension}`);
   // HEAD answers with the headers a GET would have, and no body.
   if (ctx.method === 'HEAD') return { status, headers, body: null };
   const body = type.write!(result, { params: output.params, elapsedMs: () => ctx.elapsedMs() });
@@ -93,6 +93,16 @@ function contentTypeHeader(type: ContentType): string {
     contentTypeHeaders.set(type, header);
   }
   return header;
+}
+
+/**
+ * Content-Disposition for a download (RFC 6266): an ASCII `filename` every client reads,
+ * and `filename*` in UTF-8 when the name has other characters (`/日本` -> `__.xlsx` and
+ * `%E6%97%A5%E6%9C%AC.xlsx`). Header values must be Latin-1, so the name is never sent raw.
+ */
+export function attachment(name: string): string {
+  const ascii = name.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
+  return ascii === name ? `attachment; filename="${name}"` : `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`;
 }
 
 /** yyMMddHHmmss in UTC. */

@@ -71,7 +71,21 @@ function parseHeaders(text: string, which: Which): Record<string, string> {
 interface Answer {
   status: number;
   contentType: string | undefined;
+  /** The answer's headers that a Destination's caller needs (PASSED_ON), lower-case names. */
+  passed: Record<string, string>;
   body: Buffer;
+}
+
+/** Headers of a Destination's answer given to the caller with its status and body: where to find an error record, a redirect's target. */
+const PASSED_ON = ['errorinfo', 'location', 'retry-after'];
+
+function passedOn(get: (name: string) => string | null | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of PASSED_ON) {
+    const value = get(name);
+    if (value !== undefined && value !== null) out[name] = value;
+  }
+  return out;
 }
 
 async function run(service: Service, ctx: RequestContext, which: Which, request: HeaderRequest, body: Buffer | null): Promise<Answer> {
@@ -83,7 +97,7 @@ async function run(service: Service, ctx: RequestContext, which: Which, request:
     if (headers.authorization === undefined && authorization !== undefined) headers.authorization = authorization;
     const response: PlainResponse = await service.handleLocal({ method: request.method, uri: request.uri, headers, body, basePath: ctx.basePath }, ctx.depth + 1, ctx.context);
     try {
-      return { status: response.status, contentType: response.headers['content-type'], body: await collectBody(response.body, limit) };
+      return { status: response.status, contentType: response.headers['content-type'], passed: passedOn((n) => response.headers[n]), body: await collectBody(response.body, limit) };
     } catch (e) {
       return fail(which, (e as Error).message, which === 'Source' ? 'InvalidSourceData' : 'InvalidDestination');
     }
@@ -111,7 +125,7 @@ async function run(service: Service, ctx: RequestContext, which: Which, request:
       fail(which, `the answer of ${request.uri} is larger than ${limit} bytes`, which === 'Source' ? 'InvalidSourceData' : 'InvalidDestination');
     }
     const bytes = await collectBody(response.body as unknown as AsyncIterable<Uint8Array> | null, limit);
-    return { status: response.status, contentType: response.headers.get('content-type') ?? undefined, body: bytes };
+    return { status: response.status, contentType: response.headers.get('content-type') ?? undefined, passed: passedOn((n) => response.headers.get(n)), body: bytes };
   } catch (e) {
     if (ServiceError.is(e)) throw e;
     const cause = (e as { cause?: { message?: string } }).cause?.message;
@@ -159,7 +173,7 @@ export async function sendToDestination(service: Service, ctx: RequestContext, r
     request.headers['content-type'] = serialized.contentType;
   }
   const answer = await run(service, ctx, 'Destination', request, body);
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...answer.passed };
   if (answer.contentType !== undefined && answer.body.length > 0) headers['content-type'] = answer.contentType;
   return { kind: 'passthrough', status: answer.status, headers, body: answer.body.length > 0 ? answer.body : null };
 }

@@ -258,23 +258,31 @@ describe('an unexpected exception is 500 Unknown', () => {
     };
   }
 
-  test('the message is kept; the stack is only in the record', async () => {
-    service.addResource({ name: 'Lab.Broken', storage: failingStorage(new Error('disk on fire')) });
+  test('the client gets a generic message (DESIGN 13); the message and the stack are only in the record', async () => {
+    service.addResource({ name: 'Lab.Broken', storage: failingStorage(new Error('disk on fire at /var/lib/secret/db.json')) });
     const r = await call(service, 'GET', '/Lab.Broken');
     expect(r.status).toBe(500);
-    expect(r.json).toMatchObject({ ErrorCode: 'Unknown', ErrorType: 'Service.Results.Unknown', Message: 'disk on fire' });
-    expect(r.text).not.toMatch(/failingStorage|\n\s+at /);
+    expect(r.json).toMatchObject({ ErrorCode: 'Unknown', ErrorType: 'Service.Results.Unknown', Message: 'An unexpected error occurred; the details are in the error record linked by MoreInfoAt' });
+    expect(r.text).not.toMatch(/failingStorage|\n\s+at |disk on fire|\/var\/lib/);
     const record = await recordOf(service, r.json.MoreInfoAt);
-    expect(record).toMatchObject({ ErrorCode: 'Unknown', Message: 'disk on fire', ResourceName: 'Lab.Broken' });
+    expect(record).toMatchObject({ ErrorCode: 'Unknown', Message: 'disk on fire at /var/lib/secret/db.json', ResourceName: 'Lab.Broken' });
     expect(record.StackTrace).toMatch(/disk on fire/);
     expect(record.StackTrace).toMatch(/errors\.test\.ts/);
   });
 
-  test('a thrown non-Error value still gives a 500 with its text', async () => {
+  test('a thrown non-Error value gives a 500; its text is in the record', async () => {
     service.addResource({ name: 'Lab.Odd', storage: failingStorage('plain string thrown') });
     const r = await call(service, 'POST', '/Lab.Odd', { body: '{"A":1}' });
     expect(r.status).toBe(500);
-    expect(r.json.Message).toBe('plain string thrown');
+    expect(r.json.Message).toMatch(/^An unexpected error occurred/);
+    expect((await recordOf(service, r.json.MoreInfoAt)).Message).toBe('plain string thrown');
+  });
+
+  test('a ServiceError with code Unknown made on purpose keeps its message', async () => {
+    service.addResource({ name: 'Lab.Full', storage: failingStorage(new ServiceError('Unknown', 'The change could not be saved')) });
+    const r = await call(service, 'POST', '/Lab.Full', { body: '{"A":1}' });
+    expect(r.status).toBe(500);
+    expect(r.json.Message).toBe('The change could not be saved');
   });
 
   test('a ServiceError thrown by a storage keeps its own code', async () => {

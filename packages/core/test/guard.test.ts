@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { guardedLookup, outgoingFetch } from '../src/webhooks/guard';
+import { createService } from '@resourcery/core';
+import { guardedLookup, outgoingFetch, refusedHost } from '../src/webhooks/guard';
 
 /** The connection-level SSRF guard: the address a request connects to is the one checked. */
 
@@ -28,5 +29,23 @@ describe('outgoing requests connect only to allowed addresses, checked on the lo
   test('guardedLookup refuses a name whose answer is a private address', async () => {
     const refused = await new Promise<Error | null>((resolve) => guardedLookup('localhost', {}, (e) => resolve(e)));
     expect(refused?.message).toMatch(/loopback/);
+  });
+});
+
+describe('IPv6 forms that carry an IPv4 address are judged by that address', () => {
+  test.each(['[::127.0.0.1]', '[::7f00:1]', '[::ffff:127.0.0.1]', '[::ffff:7f00:1]', '[::10.0.0.1]', '[::169.254.169.254]', '[::ffff:192.168.1.1]'])('http://%s/ is refused', (host) => {
+    expect(refusedHost(new URL(`http://${host}/`))).toMatch(/address/);
+  });
+
+  test.each(['[::8.8.8.8]', '[2001:4860:4860::8888]', '8.8.8.8'])('http://%s/ (public) is allowed', (host) => {
+    expect(refusedHost(new URL(`http://${host}/`))).toBeNull();
+  });
+
+  test('a webhook to http://[::127.0.0.1]/ is refused when saved', async () => {
+    const service = createService();
+    service.defineEvent('Ping');
+    const r = await service.handle({ method: 'POST', uri: '/Service.Admin.Webhook', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ EventSelector: '/Ping', Destination: 'http://[::127.0.0.1]:8080/hook' }) });
+    expect(r.status).toBe(400);
+    expect(JSON.parse(String(r.body)).ErrorCode).toBe('InvalidDestination');
   });
 });

@@ -165,6 +165,22 @@ describe('Destination sends a GET\'s result and answers with the destination\'s 
     expect(receiver.json(0)).toEqual([{ Id: 1, Name: 'Ada', Age: 36 }]);
   });
 
+  test('a failing local destination\'s ErrorInfo link is passed on with its status and body', async () => {
+    const response = await service.handle({ method: 'GET', uri: '/Person/Id=1', headers: { destination: 'POST /Nowhere' } });
+    expect(response.status).toBe(404);
+    const body = JSON.parse(Buffer.from(response.body as Uint8Array).toString());
+    expect(response.headers.errorinfo).toBe(body.MoreInfoAt);
+    expect(response.headers.errorinfo).toMatch(/^\/Service\.Admin\.Error\/id=/);
+  });
+
+  test('a remote destination\'s redirect keeps its Location, and its ErrorInfo is passed on', async () => {
+    receiver.reply = { status: 303, contentType: 'text/plain', body: 'see other', headers: { location: 'https://example.org/imports/7', errorinfo: 'https://example.org/errors/1' } };
+    const response = await service.handle({ method: 'GET', uri: '/Person/Id=1', headers: { destination: `POST ${receiver.url}/import` } });
+    expect(response.status).toBe(303);
+    expect(response.headers.location).toBe('https://example.org/imports/7');
+    expect(response.headers.errorinfo).toBe('https://example.org/errors/1');
+  });
+
   test('a destination with safepost upserts on every call', async () => {
     const destination = 'POST /Archive/_/safepost=Id';
     await call(service, 'GET', '/Person/Id=1', undefined, { destination });

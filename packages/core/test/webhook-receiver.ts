@@ -19,7 +19,7 @@ export class Receiver {
   status = 200;
   hang = false;
   /** The answer to give instead of `status` and 'ok'. */
-  reply: { status: number; contentType: string; body: string } | null = null;
+  reply: { status: number; contentType: string; body: string; headers?: Record<string, string> } | null = null;
   private server: http.Server;
   private waiters: Array<{ n: number; resolve: () => void }> = [];
 
@@ -49,7 +49,7 @@ export class Receiver {
       this.calls.push({ method: req.method!, path: req.url!, headers: req.headers, body: Buffer.concat(chunks) });
       if (this.hang) {
         // never answers
-      } else if (this.reply) res.writeHead(this.reply.status, { 'content-type': this.reply.contentType }).end(this.reply.body);
+      } else if (this.reply) res.writeHead(this.reply.status, { ...this.reply.headers, 'content-type': this.reply.contentType }).end(this.reply.body);
       else res.writeHead(this.status, { 'content-type': 'text/plain' }).end(this.status < 300 ? 'ok' : 'not now');
       for (const w of this.waiters.filter((w) => this.calls.length >= w.n)) {
         this.waiters.splice(this.waiters.indexOf(w), 1);

@@ -334,3 +334,16 @@ describe('the context option hands the app\'s per-request context to the service
     expect((await send(port, { path: '/Product' })).status).toBe(401);
   });
 });
+
+describe('downloads of resources named outside Latin-1 (RFC 6266)', () => {
+  test('Excel and JSON Lines of /日本 carry an ASCII filename and a UTF-8 filename*', async () => {
+    const service = createService();
+    service.addResource({ name: '日本', storage: new MemoryStorage([{ Id: 1 }]) });
+    const port = await start(service);
+    for (const [accept, ext] of [['excel', 'xlsx'], ['jl', 'jsonl']]) {
+      const r = await send(port, { path: `/${encodeURIComponent('日本')}`, headers: { accept } });
+      expect(r.status).toBe(200);
+      expect(r.headers['content-disposition']).toMatch(new RegExp(`^attachment; filename="___\\d{12}\\.${ext}"; filename\\*=UTF-8''%E6%97%A5%E6%9C%AC_\\d{12}\\.${ext}$`));
+    }
+  });
+});

@@ -21,11 +21,24 @@ export function refusedAddress(address: string): string | null {
   } catch {
     return null;
   }
-  if (ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).isIPv4MappedAddress()) ip = (ip as ipaddr.IPv6).toIPv4Address();
+  if (ip.kind() === 'ipv6') ip = embeddedIPv4(ip as ipaddr.IPv6) ?? ip;
   const range = ip.range();
   // Anything but ordinary unicast (private, loopback, link-local with the metadata
   // address 169.254.169.254, unique-local, carrier-grade NAT, reserved...) is refused.
   return range === 'unicast' ? null : `${address} is a ${describe(range)} address`;
+}
+
+/**
+ * The IPv4 address inside an IPv4-mapped (`::ffff:127.0.0.1`) or deprecated
+ * IPv4-compatible (`::127.0.0.1`, which URL parsing turns into `::7f00:1`) address, which
+ * reach that IPv4 host on dual-stack systems. `::` and `::1` are IPv6's own.
+ */
+function embeddedIPv4(ip: ipaddr.IPv6): ipaddr.IPv4 | null {
+  const p = ip.parts;
+  if (p[0] !== 0 || p[1] !== 0 || p[2] !== 0 || p[3] !== 0 || p[4] !== 0) return null;
+  const compatible = p[5] === 0 && !(p[6] === 0 && (p[7] === 0 || p[7] === 1));
+  if (p[5] !== 0xffff && !compatible) return null;
+  return new ipaddr.IPv4([p[6] >> 8, p[6] & 0xff, p[7] >> 8, p[7] & 0xff]);
 }
 
 function describe(range: string): string {
