@@ -1,8 +1,9 @@
 import { ServiceError } from './errors.js';
 import type { Entity } from './query/conditions.js';
-import { evaluate, pagingCanBePushedDown, type CompiledQuery } from './query/evaluate.js';
+import { evaluate, pagingCanBePushedDown, type CompiledQuery, type EvaluateOptions } from './query/evaluate.js';
 import { literalValue } from './query/literal.js';
 import { findKey } from './query/locator.js';
+import { DEFAULT_SEARCH_BUDGET, scanSearch } from './query/scan.js';
 import type { Resource } from './resources.js';
 import type { Result } from './results.js';
 import { SELECT_ALL, type SelectQuery } from './storage/storage.js';
@@ -17,17 +18,19 @@ export interface OperationContext {
   changed(kind: 'Inserted' | 'Updated' | 'Deleted', entities: Entity[]): Promise<void>;
   /** Checks the caller's rights on another resource (403 Forbidden). */
   authorize(resource: string, method: string): void;
+  /** Characters search and search_regex may scan for this request. */
+  searchBudget?: number;
 }
 
 export type Operation = (op: OperationContext) => Promise<Result>;
 
 /** The entities a GET returns (output form, projected). */
-export async function selectOutput(resource: Resource, q: CompiledQuery): Promise<Entity[]> {
+export async function selectOutput(resource: Resource, q: CompiledQuery, budget = DEFAULT_SEARCH_BUDGET): Promise<Entity[]> {
   const toOutput = resource.definition.toOutput;
   if (toOutput) {
     // Conditions see what clients see, so a hidden property (a secret) cannot be probed.
     const all = await collect((await resource.storage.select(SELECT_ALL)).entities);
-    return evaluate(all.map(toOutput), q);
+    return evaluateScanning(all.map(toOutput), q, {}, budget);
   }
   const push = pagingCanBePushedDown(q) && q.meta.offset >= 0;
   const request: SelectQuery = {
@@ -38,21 +41,31 @@ export async function selectOutput(resource: Resource, q: CompiledQuery): Promis
     limit: push ? q.meta.limit : -1,
   };
   const result = await resource.storage.select(request);
-  return evaluate(await collect(result.entities), q, { conditionsApplied: result.conditionsApplied, pagingApplied: push && result.pagingApplied });
+  return evaluateScanning(await collect(result.entities), q, { conditionsApplied: result.conditionsApplied, pagingApplied: push && result.pagingApplied }, budget);
+}
+
+/** evaluate, with the search (if any) scanned first in slices, so other requests keep being answered. */
+async function evaluateScanning(entities: Entity[], q: CompiledQuery, options: EvaluateOptions, budget: number): Promise<Entity[]> {
+  if (q.search === null) return evaluate(entities, q, options);
+  const m = q.meta;
+  const streaming = m.order === null && !m.distinct && m.offset >= 0 && m.limit >= 0;
+  const predicate = options.conditionsApplied ? null : q.predicate;
+  const matched = await scanSearch(entities, { predicate, search: q.search, budget, enough: streaming ? m.offset + m.limit : -1 });
+  return evaluate(matched, { ...q, search: null }, { ...options, conditionsApplied: true });
 }
 
 /** The stored entities a write targets: the query without projection or distinct. */
-async function selectTargets(resource: Resource, q: CompiledQuery): Promise<Entity[]> {
+async function selectTargets(resource: Resource, q: CompiledQuery, budget = DEFAULT_SEARCH_BUDGET): Promise<Entity[]> {
   const meta = { ...q.meta, add: null, rename: null, select: null, distinct: false };
   const target: CompiledQuery = { ...q, meta, project: null, sourceOrder: meta.order?.locator ?? null };
   const toOutput = resource.definition.toOutput;
   if (toOutput) {
     const stored = await collect((await resource.storage.select(SELECT_ALL)).entities);
     const storedOf = new Map(stored.map((e) => [toOutput(e), e]));
-    return evaluate([...storedOf.keys()], target).map((e) => storedOf.get(e)!);
+    return (await evaluateScanning([...storedOf.keys()], target, {}, budget)).map((e) => storedOf.get(e)!);
   }
   const result = await resource.storage.select({ conditions: q.conditions, predicate: q.predicate, order: null, offset: 0, limit: -1 });
-  return evaluate(await collect(result.entities), target, { conditionsApplied: result.conditionsApplied });
+  return evaluateScanning(await collect(result.entities), target, { conditionsApplied: result.conditionsApplied }, budget);
 }
 
 async function collect(entities: Iterable<Entity> | AsyncIterable<Entity>): Promise<Entity[]> {
@@ -62,13 +75,13 @@ async function collect(entities: Iterable<Entity> | AsyncIterable<Entity>): Prom
   return out;
 }
 
-const get: Operation = async ({ resource, query }) => ({ kind: 'entities', entities: await selectOutput(resource, query) });
+const get: Operation = async ({ resource, query, searchBudget }) => ({ kind: 'entities', entities: await selectOutput(resource, query, searchBudget) });
 
-const report: Operation = async ({ resource, query }) => {
+const report: Operation = async ({ resource, query, searchBudget }) => {
   const m = query.meta;
   const plain = query.search === null && !m.distinct && m.limit < 0 && m.offset === 0 && !resource.definition.toOutput;
   if (plain && resource.storage.count) return { kind: 'count', count: await resource.storage.count({ conditions: query.conditions, predicate: query.predicate }) };
-  return { kind: 'count', count: (await selectOutput(resource, query)).length };
+  return { kind: 'count', count: (await selectOutput(resource, query, searchBudget)).length };
 };
 
 async function prepare(op: OperationContext, entity: Entity, existing?: Entity): Promise<Entity> {
@@ -128,7 +141,7 @@ const post: Operation = async (op) => {
 
 const put: Operation = async (op) => {
   const entity = single(await op.input(), 'PUT');
-  const matches = await selectTargets(op.resource, op.query);
+  const matches = await selectTargets(op.resource, op.query, op.searchBudget);
   if (matches.length > 1) throw new ServiceError('AmbiguousMatch', `PUT matched ${matches.length} entities; it inserts or updates exactly one`);
   if (matches.length === 0) {
     // Fill the properties the conditions fix (`/Product/Sku=C-1`) when the body leaves them out.
@@ -144,7 +157,7 @@ const put: Operation = async (op) => {
 
 const patch: Operation = async (op) => {
   const body = single(await op.input(), 'PATCH');
-  const matches = await selectTargets(op.resource, op.query);
+  const matches = await selectTargets(op.resource, op.query, op.searchBudget);
   guardMany(matches.length, 'PATCH', op.query.meta.unsafe);
   const data = await update(op, matches.map((target) => ({ target, patch: body })));
   return { kind: 'change', data: data.map((e) => op.resource.output(e)), updated: data.length };
@@ -152,7 +165,7 @@ const patch: Operation = async (op) => {
 
 const del: Operation = async (op) => {
   const { resource } = op;
-  const matches = await selectTargets(resource, op.query);
+  const matches = await selectTargets(resource, op.query, op.searchBudget);
   guardMany(matches.length, 'DELETE', op.query.meta.unsafe);
   if (matches.length > 0) {
     await resource.storage.write({ delete: matches });

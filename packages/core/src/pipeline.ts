@@ -48,6 +48,7 @@ export async function handle(service: Service, request: PlainRequest, depth = 0,
       input: once(() => service.readInput(ctx)),
       changed: (kind, entities) => changed(service, resource, kind, entities, ctx.depth),
       authorize: (name, method) => Auth.authorize(principal, name, method),
+      searchBudget: service.options.searchBudget,
     });
     const destination = ctx.method === 'GET' ? ctx.header('destination') : undefined;
     if (destination !== undefined) result = await sendToDestination(service, ctx, result, destination);

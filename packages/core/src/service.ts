@@ -19,6 +19,7 @@ import { Resource, ResourceRegistry, type ResourceDefinition } from './resources
 import { ComputedStorage } from './storage/computed.js';
 import { MemoryStorage } from './storage/memory.js';
 import type { Storage } from './storage/storage.js';
+import { DEFAULT_SEARCH_BUDGET } from './query/scan.js';
 import type { WebhookOptions } from './webhooks/delivery.js';
 import { readSource } from './source-destination.js';
 import { Webhooks } from './webhooks/webhooks.js';
@@ -48,6 +49,8 @@ export interface ServiceOptions {
   webhooks?: WebhookOptions;
   /** Answer browsers on other origins (CORS); `true` = pages on localhost (dev servers). Off by default. */
   cors?: CorsOptions | boolean;
+  /** Characters of text search and search_regex may scan per request (default 32 Mi); more is 400. */
+  searchBudget?: number;
 }
 
 /** What `onError` learns besides the error. */
@@ -61,7 +64,7 @@ export interface ErrorInfo {
 }
 
 /** The options as the service runs them; API keys are not kept here (only their digests, in the authenticator). */
-type ResolvedOptions = Required<Pick<ServiceOptions, 'maxBodyBytes' | 'maxNestingDepth' | 'maxErrorRecords' | 'events' | 'allowPrivateDestinations'>> & Omit<ServiceOptions, 'apiKeys'>;
+type ResolvedOptions = Required<Pick<ServiceOptions, 'maxBodyBytes' | 'maxNestingDepth' | 'maxErrorRecords' | 'events' | 'allowPrivateDestinations' | 'searchBudget'>> & Omit<ServiceOptions, 'apiKeys'>;
 
 /** Local requests (macros, webhooks, Source) may nest this deep before a loop is assumed. */
 export const MAX_DEPTH = 16;
@@ -83,7 +86,7 @@ export class Service {
     const { apiKeys: keys, ...rest } = options;
     // An option given as undefined (a config file that leaves a limit out) keeps its default.
     const given = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)) as Omit<ServiceOptions, 'apiKeys'>;
-    this.options = { maxBodyBytes: 10 * 1024 * 1024, maxNestingDepth: DEFAULT_MAX_NESTING, maxErrorRecords: 2000, events: true, allowPrivateDestinations: false, ...given };
+    this.options = { maxBodyBytes: 10 * 1024 * 1024, maxNestingDepth: DEFAULT_MAX_NESTING, maxErrorRecords: 2000, events: true, allowPrivateDestinations: false, searchBudget: DEFAULT_SEARCH_BUDGET, ...given };
     const depth = this.options.maxNestingDepth;
     if (!Number.isInteger(depth) || depth < 1 || depth > MAX_NESTING_LIMIT) throw new Error(`maxNestingDepth must be a whole number from 1 to ${MAX_NESTING_LIMIT}, not ${depth}`);
     if (keys?.length && options.authenticate) throw new Error('Give either apiKeys or authenticate (compose apiKeys() into your authenticate to have both)');

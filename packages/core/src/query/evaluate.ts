@@ -3,7 +3,7 @@ import { compileConditions, type Entity, type Predicate } from './conditions.js'
 import type { Locator } from './locator.js';
 import type { MetaConditions } from './meta-conditions.js';
 import { compileProjection, type Projection } from './projection.js';
-import { compileSearch, compileSearchRegex } from './search.js';
+import { compileSearch, compileSearchRegex, type SearchPredicate } from './search.js';
 import { compareValues, selectRange, slice, sortEntities, TopK } from './order.js';
 
 /**
@@ -15,7 +15,7 @@ export interface CompiledQuery {
   conditions: readonly Condition[];
   meta: MetaConditions;
   predicate: Predicate | null;
-  search: Predicate | null;
+  search: SearchPredicate | null;
   project: Projection | null;
   /** Order key read from the stored entity, when order does not depend on projection. */
   sourceOrder: Locator | null;
@@ -23,8 +23,8 @@ export interface CompiledQuery {
 
 export function compileQuery(conditions: readonly Condition[], meta: MetaConditions): CompiledQuery {
   const predicate = compileConditions(conditions);
-  const searches = [meta.search && compileSearch(meta.search), meta.searchRegex && compileSearchRegex(meta.searchRegex)].filter(Boolean) as Predicate[];
-  const search = searches.length === 0 ? null : searches.length === 1 ? searches[0] : (e: Entity) => searches[0](e) && searches[1](e);
+  const searches = [meta.search && compileSearch(meta.search), meta.searchRegex && compileSearchRegex(meta.searchRegex)].filter(Boolean) as SearchPredicate[];
+  const search: SearchPredicate | null = searches.length === 0 ? null : searches.length === 1 ? searches[0] : (e, meter) => searches[0](e, meter) && searches[1](e, meter);
   const projection = compileProjection(meta);
   // sourceOf also refuses an order on a renamed-away name, so it runs even when distinct discards its answer.
   const orderSource = meta.order ? projection.sourceOf(meta.order.locator) : null;

@@ -1,9 +1,13 @@
 import safeRegex from 'safe-regex2';
 import { ServiceError } from '../errors.js';
 import { Lru } from '../lru.js';
-import { linearEngineAvailable, lowerCasePattern } from './linear-regex.js';
+import { compileLinear, type LinearRegExp } from './linear-regex.js';
 import { Locator } from './locator.js';
-import type { Entity, Predicate } from './conditions.js';
+import type { Entity } from './conditions.js';
+import type { ScanMeter } from './scan.js';
+
+/** A search predicate; the meter, when given, counts the characters it scans. */
+export type SearchPredicate = (e: Entity, meter?: ScanMeter) => boolean;
 
 /** `Pattern[,PropertyScope,CS|CI]` of the search and search_regex meta-conditions. */
 export interface SearchSettings {
@@ -28,61 +32,58 @@ export function parseSearchSettings(value: string): SearchSettings {
   return { pattern: parts.join(','), scope, caseSensitive };
 }
 
-export function compileSearch(value: string): Predicate {
+export function compileSearch(value: string): SearchPredicate {
   const { pattern, scope, caseSensitive } = parseSearchSettings(value);
   const needle = caseSensitive ? pattern : pattern.toLowerCase();
-  return (e) => {
+  return (e, meter) => {
     const text = textOf(e, scope);
+    meter?.add(text.length);
     return (caseSensitive ? text : text.toLowerCase()).includes(needle);
   };
 }
 
-const regexCache = new Lru<string, RegExp>(500);
+const regexCache = new Lru<string, LinearRegExp>(500);
 const MAX_PATTERN = 1000;
 /** Regular expressions only run over the first MAX_SUBJECT characters of a value. */
 const MAX_SUBJECT = 100_000;
 
-export function compileSearchRegex(value: string): Predicate {
+export function compileSearchRegex(value: string): SearchPredicate {
   const { pattern, scope, caseSensitive } = parseSearchSettings(value);
-  const linear = linearEngineAvailable();
-  // The linear engine has no `i` flag: case-insensitive search lower-cases pattern letters and subject.
-  const re = linear ? safeRegExp(caseSensitive ? pattern : lowerCasePattern(pattern), 'l', pattern) : safeRegExp(pattern, caseSensitive ? '' : 'i');
-  const lower = linear && !caseSensitive;
-  return (e) => {
+  const re = safeRegExp(pattern, caseSensitive);
+  return (e, meter) => {
     let text = textOf(e, scope);
     if (text.length > MAX_SUBJECT) text = text.slice(0, MAX_SUBJECT);
-    return re.test(lower ? text.toLowerCase() : text);
+    meter?.add(text.length);
+    return re.test(text);
   };
 }
 
 /**
- * A RegExp that cannot backtrack catastrophically; compiled once per pattern. Patterns of
- * the classic catastrophic shapes are refused (400) whatever the engine; the rest run on the
- * linear-time engine when Node has it, and are held to stricter shape checks when not.
+ * A regular expression compiled once per pattern for the linear-time engine (RE2), so no
+ * pattern a client sends can backtrack. The pattern must also be a valid JavaScript regular
+ * expression (the documented syntax); the classic catastrophic shapes stay refused (400)
+ * as documented, although the engine would run them in linear time.
  */
-export function safeRegExp(pattern: string, flags: string, asWritten = pattern): RegExp {
-  const key = `${flags}/${pattern}`;
+export function safeRegExp(pattern: string, caseSensitive: boolean): LinearRegExp {
+  const key = `${caseSensitive ? 'cs' : 'ci'}/${pattern}`;
   let re = regexCache.get(key);
   if (re) return re;
   if (pattern.length > MAX_PATTERN) throw new ServiceError('InvalidMetaConditionValueType', `The regular expression is longer than ${MAX_PATTERN} characters`);
+  let js: RegExp;
   try {
-    re = new RegExp(asWritten, flags.replace('l', ''));
+    js = new RegExp(pattern, caseSensitive ? '' : 'i');
   } catch (e) {
-    throw new ServiceError('InvalidMetaConditionValueType', `Invalid regular expression '${asWritten}': ${(e as Error).message}`);
+    throw new ServiceError('InvalidMetaConditionValueType', `Invalid regular expression '${pattern}': ${(e as Error).message}`);
   }
-  const linear = flags.includes('l');
-  if (!safeRegex(re) || hasQuantifiedAlternation(asWritten) || /\\[1-9]|\\k</.test(asWritten) || (!linear && hasAdjacentOverlappingRepeats(asWritten))) {
-    throw new ServiceError('InvalidMetaConditionValueType', `The regular expression '${asWritten}' could backtrack catastrophically (nested quantifiers, quantified alternation${linear ? '' : ', adjacent repeats such as .*.*'} or back-references); simplify it`);
+  if (!safeRegex(js) || hasQuantifiedAlternation(pattern) || /\\[1-9]|\\k</.test(pattern)) {
+    throw new ServiceError('InvalidMetaConditionValueType', `The regular expression '${pattern}' could backtrack catastrophically (nested quantifiers, quantified alternation or back-references); simplify it`);
   }
-  if (linear) {
-    try {
-      re = new RegExp(pattern, flags);
-    } catch {
-      throw new ServiceError('InvalidMetaConditionValueType', `The regular expression '${asWritten}' uses a feature that cannot run in linear time (lookahead, lookbehind, back-references or Unicode property escapes); simplify it`);
-    }
+  const linear = compileLinear(pattern, caseSensitive);
+  if (linear === null) {
+    throw new ServiceError('InvalidMetaConditionValueType', `The regular expression '${pattern}' uses a feature that cannot run in linear time (lookahead, lookbehind or back-references); simplify it`);
   }
-  regexCache.set(key, re);
-  return re;
+  regexCache.set(key, linear);
+  return linear;
 }
 
 const QUANTIFIER = /[*+]|\{\d+(?:,\d*)?\}/y;
@@ -108,47 +109,6 @@ function hasQuantifiedAlternation(pattern: string): boolean {
       if (alternation && QUANTIFIER.test(pattern)) return true;
       if (alternation && groups.length > 0) groups[groups.length - 1] = true;
     }
-  }
-  return false;
-}
-
-const UNBOUNDED = /(?:[*+]|\{\d+,\})\??/y;
-const BOUNDED = /(?:\?|\{\d+(?:,\d+)?\})\??/y;
-/** Atoms that match nearly every character, so they overlap whatever they meet. */
-const BROAD = new Set(['.', '\\S', '\\W', '\\D']);
-
-/**
- * Whether two unboundedly repeated atoms that can match the same characters follow each
- * other, as in .*.*x or \w+\w+x: a failing match tries every split of the subject between
- * them, polynomial time that safe-regex2 does not measure (.*.*.*x takes minutes on 1 KB).
- */
-function hasAdjacentOverlappingRepeats(pattern: string): boolean {
-  let previous: string | null = null;
-  let i = 0;
-  while (i < pattern.length) {
-    const start = i;
-    const c = pattern[i];
-    if (c === '(' || c === '|' || c === '^' || c === '$') {
-      previous = null;
-      i++;
-      continue;
-    }
-    if (c === '\\') i += 2;
-    else if (c === '[') {
-      for (i += pattern[i + 1] === ']' ? 2 : 1; i < pattern.length && pattern[i] !== ']'; i++) if (pattern[i] === '\\') i++;
-      i++;
-    } else i++;
-    const atom = c === ')' ? `)${start}` : pattern.slice(start, i);
-    UNBOUNDED.lastIndex = i;
-    if (UNBOUNDED.test(pattern)) {
-      if (previous !== null && (previous === atom || [previous, atom].some((a) => BROAD.has(a) || a.startsWith('[^')))) return true;
-      previous = atom;
-      i = UNBOUNDED.lastIndex;
-      continue;
-    }
-    BOUNDED.lastIndex = i;
-    if (BOUNDED.test(pattern)) i = BOUNDED.lastIndex;
-    previous = null;
   }
   return false;
 }
