@@ -22,6 +22,8 @@ export interface ServeOptions {
   /** A config file; undefined looks for resourcery.config.mjs/.json in the working directory. */
   config?: string;
   quiet?: boolean;
+  /** Reload the JSON file when it is edited outside the server. */
+  watch?: boolean;
 }
 
 export interface ImportOptions {
@@ -53,6 +55,7 @@ Options of serve:
   --cors <origin>               also allow this origin (repeatable; '*' allows any); pages on
                                 localhost, 127.0.0.1 and [::1] are allowed by default
   --no-cors                     answer no cross-origin request
+  -w, --watch                   reload the JSON file when it is edited outside the server
   --config <file>               read this config file (default: resourcery.config.mjs or
                                 resourcery.config.json in the working directory, if present)
   --allow-private-destinations  let webhooks, Source and Destination reach private addresses
@@ -78,6 +81,7 @@ export function parseCommand(argv: string[]): Command {
       'no-cors': { type: 'boolean', default: false },
       config: { type: 'string' },
       quiet: { type: 'boolean', short: 'q', default: false },
+      watch: { type: 'boolean', short: 'w', default: false },
       help: { type: 'boolean', short: 'h', default: false },
       version: { type: 'boolean', short: 'v', default: false },
       } });
@@ -113,6 +117,7 @@ export function parseCommand(argv: string[]): Command {
       cors: values['no-cors'] ? false : values.cors!.length > 0 ? values.cors : undefined,
       config: values.config,
       quiet: values.quiet,
+      watch: values.watch,
     },
   };
 }

@@ -114,12 +114,19 @@ function checkConfigNames(config: CliConfig, resources: ServedResource[], source
 }
 
 /** The service of `serve` without a server: every array of the file a resource, admin data kept in it. */
-export async function createFileService(options: SourceOptions & { file: string }, config: CliConfig = {}): Promise<{ service: Service; store: FileStore; resources: ServedResource[] }> {
+export async function createFileService(options: SourceOptions & Partial<Pick<ServeOptions, 'watch'>> & { file: string }, config: CliConfig = {}): Promise<{ service: Service; store: FileStore; resources: ServedResource[] }> {
   const store = await FileStore.load(options.file);
   const resources = [...store.resources.keys()].map((name) => ({ name, singular: store.singular.has(name) }));
   checkConfigNames(config, resources, options.file);
   const service = createService(serviceOptions(options, config, (name) => store.adminStorage(name)));
   addResources(service, resources, (name) => store.storage(name), config, options.readOnly ?? false);
+  if (options.watch) {
+    store.watch((name) => {
+      // A key the edit added becomes a resource now (restarting is not needed).
+      resources.push({ name, singular: store.singular.has(name) });
+      addResources(service, [resources[resources.length - 1]], (n) => store.storage(n), config, options.readOnly ?? false);
+    });
+  }
   return { service, store, resources };
 }
 
@@ -159,7 +166,7 @@ export async function serve(options: ServeOptions, config: CliConfig = {}): Prom
     release = () => opened.db.close();
   } else {
     ({ service, resources, store } = await createFileService(options, config));
-    release = () => store!.idle();
+    release = () => { store!.unwatch(); return store!.idle(); };
   }
   if (options.staticDir !== undefined && !(await stat(options.staticDir).catch(() => undefined))?.isDirectory()) {
     await service.close();

@@ -1,0 +1,102 @@
+import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createFileService } from '@resourcery/cli';
+
+/** Issue 15 item 3: with watch on, an outside edit is loaded, never half-read, never overwritten. */
+
+const RAW = { accept: 'application/json;raw=true' };
+let dir: string;
+let file: string;
+let opened: Awaited<ReturnType<typeof createFileService>> | undefined;
+
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'resourcery-watch-'));
+  file = path.join(dir, 'db.json');
+  await writeFile(file, JSON.stringify({ posts: [{ id: 1, title: 'first' }] }));
+});
+afterEach(async () => {
+  opened?.store.unwatch();
+  await opened?.store.idle();
+  opened = undefined;
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function open() {
+  opened = await createFileService({ file, apiKeys: [], allowPrivateDestinations: false, watch: true });
+  return opened;
+}
+
+async function json(method: string, uri: string, body?: unknown) {
+  const r = await opened!.service.handle({ method, uri, headers: { ...RAW, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  return { status: r.status, body: r.body === null ? null : JSON.parse(String(r.body)) };
+}
+
+/** Polls (bounded) until the check passes: file events arrive asynchronously. */
+async function eventually(check: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error('condition not reached in 5 s');
+}
+
+/** An editor's save: write a temp file, then rename it over the data file. */
+async function edit(data: unknown): Promise<void> {
+  await writeFile(`${file}.edit`, typeof data === 'string' ? data : JSON.stringify(data));
+  await rename(`${file}.edit`, file);
+}
+
+const titles = async () => ((await json('GET', '/posts')).body as Array<{ title: string }>).map((p) => p.title);
+
+test('an outside edit is served once it is written', async () => {
+  await open();
+  const log = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+  await edit({ posts: [{ id: 1, title: 'edited' }], tags: [{ id: 'a' }] });
+  await eventually(async () => (await titles()).join() === 'edited');
+  expect(log.mock.calls.some((c) => String(c[0]).includes('reloaded db.json'))).toBe(true);
+  log.mockRestore();
+  // A key the edit added is a resource now.
+  expect((await json('GET', '/tags')).body).toEqual([{ id: 'a' }]);
+});
+
+test('a file that does not parse keeps the old data served, and a write does not overwrite it', async () => {
+  await open();
+  const errors = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+  await edit('{"posts": [{"id": 1, "title": "half');
+  await eventually(async () => errors.mock.calls.some((c) => String(c[0]).includes('does not load')));
+  expect(await titles()).toEqual(['first']);
+  const refused = await json('POST', '/posts', { id: 2, title: 'new' });
+  expect(refused.status).toBe(409);
+  expect(await readFile(file, 'utf8')).toBe('{"posts": [{"id": 1, "title": "half');
+  // Once the edit is complete, it is loaded and writes land on top of it.
+  await edit({ posts: [{ id: 1, title: 'whole' }] });
+  await eventually(async () => (await titles()).join() === 'whole');
+  errors.mockRestore();
+  expect((await json('POST', '/posts', { id: 2, title: 'new' })).status).toBe(201);
+  await opened!.store.idle();
+  expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({ posts: [{ id: 1, title: 'whole' }, { id: 2, title: 'new' }] });
+});
+
+test('a write racing an edit the watcher has not loaded yet does not overwrite the edit', async () => {
+  await open();
+  const log = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+  // No wait for the file event: the save itself sees the file changed, loads it, and the core retries the write on it.
+  await edit({ posts: [{ id: 1, title: 'by hand' }] });
+  expect((await json('POST', '/posts', { id: 2, title: 'by api' })).status).toBe(201);
+  await opened!.store.idle();
+  log.mockRestore();
+  expect(JSON.parse(await readFile(file, 'utf8')).posts).toEqual([{ id: 1, title: 'by hand' }, { id: 2, title: 'by api' }]);
+  expect(await titles()).toEqual(['by hand', 'by api']);
+});
+
+test('the server\'s own saves are not taken for outside edits', async () => {
+  await open();
+  const log = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+  for (let i = 2; i < 6; i++) expect((await json('POST', '/posts', { id: i, title: `p${i}` })).status).toBe(201);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  await opened!.store.idle();
+  expect(log.mock.calls.filter((c) => String(c[0]).includes('reloaded'))).toEqual([]);
+  log.mockRestore();
+  expect(await titles()).toEqual(['first', 'p2', 'p3', 'p4', 'p5']);
+});
