@@ -1,3 +1,4 @@
+import { AdminCache } from './admin-cache.js';
 import { isEntityBody } from './content-types/json.js';
 import { ServiceError } from './errors.js';
 import { parseUri, type ParsedUri } from './grammar/parse.js';
@@ -36,9 +37,8 @@ interface Rewrite {
  */
 export class Macros {
   private readonly storage: Storage;
-  private byName: Map<string, Macro> | null = null;
-  /** Counts invalidations, so a load that a write overtook is not cached. */
-  private generation = 0;
+  /** Macros by lower-case name, kept current with other instances sharing the storage. */
+  private readonly byName: AdminCache<Map<string, Macro>>;
   private readonly rewrites = new Lru<string, Rewrite>(2000);
 
   private readonly protocols: Protocols;
@@ -46,6 +46,7 @@ export class Macros {
   constructor(service: Service) {
     this.protocols = service.protocols;
     this.storage = service.adminStorage(MACRO_RESOURCE);
+    this.byName = new AdminCache(this.storage, () => this.load(), () => this.rewrites.clear());
     service.addResource({
       name: MACRO_RESOURCE,
       description: 'Macros: stored request templates, called as /$<name>',
@@ -57,29 +58,26 @@ export class Macros {
   }
 
   invalidate(): void {
-    this.generation++;
-    this.byName = null;
-    this.rewrites.clear();
+    this.byName.invalidate();
   }
 
-  private async macros(): Promise<Map<string, Macro>> {
-    if (this.byName !== null) return this.byName;
-    const generation = this.generation;
+  private async load(): Promise<Map<string, Macro>> {
     const map = new Map<string, Macro>();
     const { entities } = await this.storage.select(SELECT_ALL);
     for await (const e of entities as AsyncIterable<Entity>) map.set(String(e.Name).toLowerCase(), e as unknown as Macro);
-    // A macro written while this load ran may be missing from it: cache only a load no write overtook.
-    if (generation === this.generation) this.byName = map;
     return map;
   }
 
   /** Rewrites a macro call into the request it stands for (rules 1-9 of SPEC 4.5). */
   async rewrite(parsed: ParsedUri, ctx: RequestContext): Promise<ParsedUri> {
+    // Checking the macros first lets another instance's change drop the cached rewrites;
+    // a rewrite from macros that a write overtook meanwhile is not cached.
+    const generation = this.byName.version;
+    const macros = await this.byName.get();
     let rewrite = this.rewrites.get(ctx.uri);
     if (rewrite === undefined) {
-      const generation = this.generation;
-      rewrite = this.resolve(parsed, await this.macros());
-      if (generation === this.generation) this.rewrites.set(ctx.uri, rewrite);
+      rewrite = this.resolve(parsed, macros);
+      if (this.byName.current(generation)) this.rewrites.set(ctx.uri, rewrite);
     }
     for (const macro of rewrite.chain) await applyHeadersAndBody(macro, ctx, this.protocols);
     return rewrite.parsed;
@@ -190,7 +188,7 @@ export class Macros {
     }
     if (typeof OverwriteBody !== 'boolean') invalid('OverwriteBody', 'OverwriteBody must be true or false');
     if (typeof OverwriteHeaders !== 'boolean') invalid('OverwriteHeaders', 'OverwriteHeaders must be true or false');
-    const macros = await this.macros();
+    const macros = await this.byName.get(true);
     const clash = macros.get(Name.toLowerCase());
     // By name, not identity: storages may hand out fresh objects on every select.
     if (clash && clash.Name.toLowerCase() !== String(existing?.Name ?? '').toLowerCase()) invalid('Name', `A macro named '${clash.Name}' already exists`);

@@ -111,6 +111,17 @@ export class SqlStorage implements Storage {
     return n;
   }
 
+  /**
+   * Changes with every write: inserts raise max(id) (never reused), deletes lower the
+   * count, updates raise the sum of versions. Admin caches of every instance compare it
+   * (core admin-cache.ts); it reads the whole table, which is fine for admin tables.
+   */
+  async changeToken(): Promise<string> {
+    await this.ready();
+    const rows = await this.session.query(`SELECT count(*)::text || ':' || coalesce(sum(version), 0)::text || ':' || coalesce(max(id), 0)::text AS t FROM ${this.quoted}`);
+    return rows[0].t;
+  }
+
   async write(batch: WriteBatch): Promise<void> {
     await this.ready();
     const keyOf = (e: Entity): RowKey => {

@@ -321,6 +321,63 @@ export function sqlSuite(open: () => Promise<Backend>): void {
     });
   });
 
+  describe('admin state: another instance\'s change is in force within 1 s', () => {
+    const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    function instances(prefix: string) {
+      const options = { adminStorage: (name: string) => createSqlStorage({ client: db, table: tableNameFor(name, prefix) }) };
+      const [a, b] = [createService(options), createService(options)];
+      for (const s of [a, b]) {
+        s.addResource({ name: 'Person', storage: createSqlStorage({ client: db, table: `${prefix}person` }) });
+        s.addResource({ name: 'Log', storage: createSqlStorage({ client: db, table: `${prefix}log` }), events: false });
+      }
+      return { a, b };
+    }
+
+    test('a macro made, changed and deleted on A: B follows within 1 s, though it had cached the macros', async () => {
+      const { a, b } = instances(`macro${++tables}_`);
+      try {
+        await call(a, 'POST', '/Person', [{ Name: 'Ann', Age: 30 }, { Name: 'Bo', Age: 25 }]);
+        expect(comparable(await call(b, 'GET', '/$adults'))).toEqual({ status: 404, code: 'UnknownMacro' });
+        expect((await call(a, 'POST', '/Service.Admin.Macro', { Name: 'adults', Uri: '/Person/Age>=30' })).status).toBe(201);
+        await wait(1000);
+        expect((await call(b, 'GET', '/$adults/_/select=Name')).json).toEqual([{ Name: 'Ann' }]);
+        expect((await call(a, 'PATCH', '/Service.Admin.Macro/Name=adults', { Uri: '/Person/Age<30' })).status).toBe(200);
+        await wait(1000);
+        expect((await call(b, 'GET', '/$adults/_/select=Name')).json).toEqual([{ Name: 'Bo' }]);
+        expect((await call(a, 'DELETE', '/Service.Admin.Macro/Name=adults')).status).toBeLessThan(300);
+        await wait(1000);
+        expect(comparable(await call(b, 'GET', '/$adults'))).toEqual({ status: 404, code: 'UnknownMacro' });
+      } finally {
+        await Promise.all([a.close(), b.close()]);
+      }
+    });
+
+    test('a macro name taken on A is refused on B at once', async () => {
+      const { a, b } = instances(`names${++tables}_`);
+      try {
+        expect(comparable(await call(b, 'GET', '/$x'))).toEqual({ status: 404, code: 'UnknownMacro' });
+        expect((await call(a, 'POST', '/Service.Admin.Macro', { Name: 'x', Uri: '/Person' })).status).toBe(201);
+        expect(comparable(await call(b, 'POST', '/Service.Admin.Macro', { Name: 'X', Uri: '/Log' }))).toEqual({ status: 400, code: 'InvalidResourceEntity' });
+      } finally {
+        await Promise.all([a.close(), b.close()]);
+      }
+    });
+
+    test('a webhook made on A gets the events B raises right after, though B had cached the webhooks', async () => {
+      const { a, b } = instances(`early${++tables}_`);
+      try {
+        await call(b, 'POST', '/Person', { Name: 'Before', Age: 40 });
+        expect((await call(a, 'POST', '/Service.Admin.Webhook', { Destination: '/Log', EventSelector: '/Person.Inserted' })).status).toBe(201);
+        await call(b, 'POST', '/Person', { Name: 'After', Age: 41 });
+        await b.webhooks.idle();
+        await a.webhooks.idle();
+        expect((await call(a, 'GET', '/Log/_/select=Name')).json).toEqual([{ Name: 'After' }]);
+      } finally {
+        await Promise.all([a.close(), b.close()]);
+      }
+    });
+  });
+
   describe('request text is data, never SQL', () => {
     test('quotes, comments and statements in values, locators and order are compared as text', async () => {
       const attack = "x'); DROP TABLE people; --";

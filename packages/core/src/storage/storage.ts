@@ -42,6 +42,12 @@ export interface Storage {
   count?(query: Pick<SelectQuery, 'conditions' | 'predicate'>): Promise<number>;
   /** Applies the whole batch atomically; throws (changing nothing) when it cannot. */
   write(batch: WriteBatch): Promise<void>;
+  /**
+   * Optional, for storages that several service instances share (SQL): a cheap text that
+   * changes whenever the stored entities change. Caches of admin state (macros, webhooks)
+   * compare it instead of reloading everything to see another instance's writes.
+   */
+  changeToken?(): Promise<string>;
 }
 
 /** Every entity: the query a storage gets for "no conditions". */

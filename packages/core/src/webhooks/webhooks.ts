@@ -3,6 +3,7 @@ import type { RaisedEvent } from '../events.js';
 import type { Entity } from '../query/conditions.js';
 import type { Service } from '../service.js';
 import { SELECT_ALL, type Storage } from '../storage/storage.js';
+import { AdminCache } from '../admin-cache.js';
 import { DeliveryWorker, resolveWebhookOptions, retryDelay, type ResolvedWebhookOptions } from './delivery.js';
 import { DeliveryLog, LOG_RESOURCE, LOG_SCHEMA } from './log.js';
 import { Outbox, OUTBOX_STORAGE, type OutboxMessage } from './outbox.js';
@@ -15,13 +16,9 @@ interface Compiled {
 }
 
 interface Cache {
-  at: number;
   hooks: Compiled[];
   byId: Map<string, Webhook>;
 }
-
-/** Webhooks saved on another instance that shares the storage show up within this time. */
-const CACHE_MS = 5_000;
 
 /**
  * Webhooks (SPEC 2.3, 6.3; DESIGN 8): the Service.Admin.Webhook and WebhookLog
@@ -34,11 +31,13 @@ export class Webhooks {
   readonly log: DeliveryLog;
   private readonly storage: Storage;
   private readonly worker: DeliveryWorker;
-  private cache: Cache | null = null;
+  /** Kept current with other instances sharing the storage (admin-cache.ts). */
+  private readonly cache: AdminCache<Cache>;
 
   constructor(private readonly service: Service) {
     this.options = resolveWebhookOptions(service.options.webhooks);
     this.storage = service.adminStorage(WEBHOOK_RESOURCE);
+    this.cache = new AdminCache(this.storage, () => this.load());
     service.addResource({
       name: WEBHOOK_RESOURCE,
       description: 'Webhooks: HTTP requests triggered by events',
@@ -67,7 +66,7 @@ export class Webhooks {
   }
 
   invalidate(): void {
-    this.cache = null;
+    this.cache.invalidate();
   }
 
   /** Resolves when no delivery is due, running or waiting for a retry. */
@@ -76,7 +75,6 @@ export class Webhooks {
   }
 
   private async load(): Promise<Cache> {
-    if (this.cache !== null && Date.now() - this.cache.at < CACHE_MS) return this.cache;
     const hooks: Compiled[] = [];
     const byId = new Map<string, Webhook>();
     const { entities } = await this.storage.select(SELECT_ALL);
@@ -89,17 +87,17 @@ export class Webhooks {
         // A stored selector that no longer compiles (edited storage) fires nothing.
       }
     }
-    this.cache = { at: Date.now(), hooks, byId };
-    return this.cache;
+    return { hooks, byId };
   }
 
   private async find(id: string): Promise<Webhook | undefined> {
-    return (await this.load()).byId.get(id);
+    return (await this.cache.get()).byId.get(id);
   }
 
   /** The Events listener: one outbox message per matching webhook, written before the raise resolves. */
   private async enqueue(event: RaisedEvent): Promise<void> {
-    const { hooks } = await this.load();
+    // Strict: a webhook another instance saved before this event was raised must see it.
+    const { hooks } = await this.cache.get(true);
     if (hooks.length === 0) return;
     const now = Date.now();
     const messages: OutboxMessage[] = [];
