@@ -92,8 +92,12 @@ interface Segment {
   /** Whether a key may spell `k` as KELVIN SIGN (U+212A), which folds to `k`. */
   kelvin: boolean;
   isLength: boolean;
-  /** The array index the segment names (Number(segment), as Locator reads it). */
-  index: string | null;
+  /**
+   * The array index the segment names (Number(segment), as Locator reads it). A
+   * parameter only once a step uses it: PostgreSQL refuses a parameter the SQL never
+   * mentions (the first segment, `/2024=x`, only reads object keys).
+   */
+  index: number | null;
 }
 
 const ASCII = /^[\x00-\x7f]*$/;
@@ -123,7 +127,7 @@ function segmentOf(text: string, params: Params): Segment | null {
     quoted: folds && !/["\\\x00-\x1f]/.test(lower) ? params.add(`"${lower}"`) : null,
     kelvin: lower.includes('k'),
     isLength: lower === 'length',
-    index: Number.isInteger(index) && index >= 0 && index <= 0x7fffffff ? params.add(String(index)) : null,
+    index: Number.isInteger(index) && index >= 0 && index <= 0x7fffffff ? index : null,
   };
 }
 
@@ -149,13 +153,13 @@ function utf16Length(text: string): string {
 }
 
 /** One Locator step from a jsonb value `x` (a column reference: it is read several times). */
-function step(x: string, seg: Segment): string {
+function step(x: string, seg: Segment, params: Params): string {
   const branches = [`WHEN 'object' THEN ${objectStep(x, seg)}`];
   if (seg.isLength) {
     branches.push(`WHEN 'array' THEN to_jsonb(jsonb_array_length(${x}))`);
     branches.push(`WHEN 'string' THEN to_jsonb(${utf16Length(`(${x} #>> '{}')`)})`);
   } else if (seg.index !== null) {
-    branches.push(`WHEN 'array' THEN ${x} -> (${seg.index})::int`);
+    branches.push(`WHEN 'array' THEN ${x} -> (${params.add(String(seg.index))})::int`);
   }
   return `CASE jsonb_typeof(${x}) ${branches.join(' ')} END`;
 }
@@ -176,7 +180,7 @@ function valueSql(locator: Locator, params: Params): string | null {
   }
   let general = objectStep('r.doc', segments[0]);
   for (let i = 1; i < segments.length; i++) {
-    general = `(SELECT ${step(`x${i}.v`, segments[i])} FROM (SELECT ${general} AS v OFFSET 0) x${i})`;
+    general = `(SELECT ${step(`x${i}.v`, segments[i], params)} FROM (SELECT ${general} AS v OFFSET 0) x${i})`;
   }
   if (segments.length === 1) return general;
   const exactPath = `r.doc${segments.map((s) => ` -> ${s.key}`).join('')}`;

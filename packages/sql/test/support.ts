@@ -20,7 +20,7 @@ export const PEOPLE: Entity[] = [
   { Id: 11, Name: ['Ann'], Age: { Years: 30 }, Born: '2024-02-29T12:00:00+01:00', Tags: { length: 'own' } },
   { Id: 12, Name: 'Ann', Age: 30, Born: '2024-02-29T11:00:00.000Z', 'Address.City': 'flat key', Key: 'plain' },
   { Id: 13, Name: { Length: 3 }, Age: 1e300, Zip: '', Born: '2024-02-29', Tags: ['x', 'y', 'z', 'w'], Address: { City: 'Ås' }, Score: false },
-  { Id: 14, 'A"b': 'quoted key', _id: 7, Tags: ['\\', '"'], Address: { 'ZIP': '0150' }, Score: '' },
+  { Id: 14, 2024: 'year', 'A"b': 'quoted key', _id: 7, Tags: ['\\', '"'], Address: { 'ZIP': '0150' }, Score: '' },
 ];
 
 /** Property locators: every case spelling, dotted paths, derived lengths, indexes, missing ones. */
@@ -28,7 +28,7 @@ export const LOCATORS = [
   'Id', 'Name', 'name', 'NAME', 'nAmE', 'Age', 'age', 'Zip', 'Active', 'Born', 'Tags', 'Tags.Length', 'tags.LENGTH',
   'Tags.0', 'Tags.1', 'Tags.1.0', 'Tags.01', 'Tags.1e0', 'Tags.-1', 'Address', 'Address.City', 'address.city',
   'Address.Zip', 'Address.City.Name', 'Address.City.Length', 'Name.Length', 'name.length', 'Score', 'Größe', 'größe', 'key',
-  'Missing', 'Address.Missing.Deep', 'Length', 'Name.Length.Length', 'Name.0', 'a"B', '_ID', '_id', 'Na\0me',
+  'Missing', 'Address.Missing.Deep', 'Length', 'Name.Length.Length', 'Name.0', 'a"B', '_ID', '_id', 'Na\0me', '2024', 'Address.2024', '0',
 ];
 
 /** Condition values as written in a URI (before percent-encoding). */
