@@ -36,6 +36,24 @@ const conflict = () => new ServiceError('Conflict', 'The entities to change were
 const UNSTORABLE = new Set(['22P05', '22P02', '22021']);
 
 /**
+ * A database error caused by the entities written, as the client's error: constraints
+ * the table's owner added (unique indexes, CHECK, NOT NULL, foreign keys) say what the
+ * data broke, in words, without the constraint's name; anything else stays a 500.
+ */
+function refusal(e: unknown): unknown {
+  const code = (e as { code?: string }).code ?? '';
+  const detail = (e as { column?: string }).column ? ` (property '${(e as { column?: string }).column}')` : '';
+  if (UNSTORABLE.has(code)) {
+    return new ServiceError('InvalidResourceEntity', `The SQL storage cannot store this entity: ${(e as Error).message} (NUL characters and unpaired surrogates cannot be stored)`);
+  }
+  if (code === '23505' || code === '23P01') return new ServiceError('Conflict', 'An entity with the same unique value is already stored; nothing was written');
+  if (code === '23503') return new ServiceError('Conflict', 'The entity refers to, or is referred to by, data that does not allow this change; nothing was written');
+  if (code.startsWith('23')) return new ServiceError('InvalidResourceEntity', `The entity breaks a rule of the database table${detail}; nothing was written`);
+  if (code.startsWith('22')) return new ServiceError('InvalidResourceEntity', `A value of the entity does not fit the database table${detail}; nothing was written`);
+  return e;
+}
+
+/**
  * Entities as rows of one PostgreSQL table: `body` keeps the JSON text as written (key
  * order included), `doc` the same as jsonb for queries, `version` counts updates so that
  * a write whose target changed since it was read is refused (409 Conflict; the service
@@ -183,10 +201,7 @@ export class SqlStorage implements Storage {
       // A single INSERT is atomic by itself; anything that may need a rollback runs in a transaction.
       result = updates.size === 0 && deletes.size === 0 ? await run((text, params) => this.session.query(text, params)) : await this.session.transaction(run);
     } catch (e) {
-      if (UNSTORABLE.has((e as { code?: string }).code ?? '')) {
-        throw new ServiceError('InvalidResourceEntity', `The SQL storage cannot store this entity: ${(e as Error).message} (NUL characters and unpaired surrogates cannot be stored)`);
-      }
-      throw e;
+      throw refusal(e);
     }
     const updated = new Map(result.versions.map((v) => [v.id, v.version]));
     for (const [id, u] of updates) this.keys.set(u.value, { id, version: updated.get(id)! });

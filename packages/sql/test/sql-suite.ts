@@ -234,6 +234,21 @@ export function sqlSuite(open: () => Promise<Backend>): void {
       expect((await call(service, 'GET', '/Person')).json).toEqual([{ Id: 1, Name: 'a' }]);
     });
 
+    test('constraints of the table are 409 (unique) and 400 (check), in words, never a 500 naming the constraint', async () => {
+      const table = freshTable();
+      await sqlStorage(table).ready();
+      await db.query(`CREATE UNIQUE INDEX ${table}_email_secret_idx ON ${table} ((doc ->> 'Email'))`);
+      await db.query(`ALTER TABLE ${table} ADD CONSTRAINT ${table}_age_secret_chk CHECK ((doc ->> 'Age')::numeric >= 0)`);
+      const service = serviceOn(createSqlStorage({ client: db, table, create: false }));
+      expect((await call(service, 'POST', '/Person', { Email: 'a@x', Age: 3 })).status).toBe(201);
+      const twice = await call(service, 'POST', '/Person', { Email: 'a@x', Age: 4 });
+      const negative = await call(service, 'POST', '/Person', { Email: 'b@x', Age: -1 });
+      expect(comparable(twice)).toEqual({ status: 409, code: 'Conflict' });
+      expect(comparable(negative)).toEqual({ status: 400, code: 'InvalidResourceEntity' });
+      expect(JSON.stringify([twice.json, negative.json])).not.toMatch(/secret/);
+      expect((await call(service, 'GET', '/Person')).json).toEqual([{ Email: 'a@x', Age: 3 }]);
+    });
+
     test('an entity not handed out by this storage is a conflict', async () => {
       const storage = await seeded([{ Id: 1 }]);
       await expect(storage.write({ delete: [{ Id: 1 }] })).rejects.toMatchObject({ code: 'Conflict' });
