@@ -1,5 +1,7 @@
 export { createService, Service, type ServiceOptions, type ErrorInfo } from './service.js';
 export type { Caller, CallerRequest, Authenticate, HandleOptions } from './caller.js';
+export type { ResourceRules } from './rules.js';
+export type { ResourceHooks } from './hooks.js';
 export { ServiceError, toServiceError, statusOf, ERROR_CODES, type ErrorCode } from './errors.js';
 export type { PlainRequest, PlainResponse, Method, BodyChunk, HeaderValue } from './http/types.js';
 export { METHODS } from './http/types.js';

@@ -1,11 +1,13 @@
+import type { Caller } from './caller.js';
 import { ServiceError } from './errors.js';
-import type { Entity } from './query/conditions.js';
+import type { Entity, Predicate } from './query/conditions.js';
 import { evaluate, pagingCanBePushedDown, type CompiledQuery, type EvaluateOptions } from './query/evaluate.js';
 import { literalValue } from './query/literal.js';
 import { findKey } from './query/locator.js';
 import { DEFAULT_SEARCH_BUDGET, scanSearch } from './query/scan.js';
 import type { Resource } from './resources.js';
 import type { Result } from './results.js';
+import { checkRow, type RowRule } from './rules.js';
 import { SELECT_ALL, type SelectQuery } from './storage/storage.js';
 
 /** What operations need from the service. */
@@ -20,19 +22,25 @@ export interface OperationContext {
   authorize(resource: string, method: string): void;
   /** Characters search and search_regex may scan for this request. */
   searchBudget?: number;
+  /** Who is calling, for hooks. */
+  caller: Caller;
+  /** The rows the caller may see and change; its conditions are already in `query`. */
+  rows: RowRule | null;
 }
 
 export type Operation = (op: OperationContext) => Promise<Result>;
 
 /** The entities a GET returns (output form, projected). */
-export async function selectOutput(resource: Resource, q: CompiledQuery, budget = DEFAULT_SEARCH_BUDGET): Promise<Entity[]> {
+export async function selectOutput(resource: Resource, q: CompiledQuery, rows: RowRule | null = null, budget = DEFAULT_SEARCH_BUDGET): Promise<Entity[]> {
   const toOutput = resource.definition.toOutput;
+  const filter = rows?.filter ?? null;
   if (toOutput) {
     // Conditions see what clients see, so a hidden property (a secret) cannot be probed.
     const all = await collect((await resource.storage.select(SELECT_ALL)).entities);
-    return evaluateScanning(all.map(toOutput), q, {}, budget);
+    return evaluateScanning(visible(all.map(toOutput), filter), q, {}, budget);
   }
-  const push = pagingCanBePushedDown(q) && q.meta.offset >= 0;
+  // A predicate rule runs here, not in storage: storage then must not page.
+  const push = filter === null && pagingCanBePushedDown(q) && q.meta.offset >= 0;
   const request: SelectQuery = {
     conditions: q.conditions,
     predicate: q.predicate,
@@ -41,7 +49,7 @@ export async function selectOutput(resource: Resource, q: CompiledQuery, budget 
     limit: push ? q.meta.limit : -1,
   };
   const result = await resource.storage.select(request);
-  return evaluateScanning(await collect(result.entities), q, { conditionsApplied: result.conditionsApplied, pagingApplied: push && result.pagingApplied }, budget);
+  return evaluateScanning(visible(await collect(result.entities), filter), q, { conditionsApplied: result.conditionsApplied, pagingApplied: push && result.pagingApplied }, budget);
 }
 
 /** evaluate, with the search (if any) scanned first in slices, so other requests keep being answered. */
@@ -55,17 +63,22 @@ async function evaluateScanning(entities: Entity[], q: CompiledQuery, options: E
 }
 
 /** The stored entities a write targets: the query without projection or distinct. */
-async function selectTargets(resource: Resource, q: CompiledQuery, budget = DEFAULT_SEARCH_BUDGET): Promise<Entity[]> {
+async function selectTargets(resource: Resource, q: CompiledQuery, rows: RowRule | null, budget = DEFAULT_SEARCH_BUDGET): Promise<Entity[]> {
   const meta = { ...q.meta, add: null, rename: null, select: null, distinct: false };
   const target: CompiledQuery = { ...q, meta, project: null, sourceOrder: meta.order?.locator ?? null };
   const toOutput = resource.definition.toOutput;
   if (toOutput) {
     const stored = await collect((await resource.storage.select(SELECT_ALL)).entities);
     const storedOf = new Map(stored.map((e) => [toOutput(e), e]));
-    return (await evaluateScanning([...storedOf.keys()], target, {}, budget)).map((e) => storedOf.get(e)!);
+    return (await evaluateScanning(visible([...storedOf.keys()], rows?.filter ?? null), target, {}, budget)).map((e) => storedOf.get(e)!);
   }
   const result = await resource.storage.select({ conditions: q.conditions, predicate: q.predicate, order: null, offset: 0, limit: -1 });
-  return evaluateScanning(await collect(result.entities), target, { conditionsApplied: result.conditionsApplied }, budget);
+  return evaluateScanning(visible(await collect(result.entities), rows?.filter ?? null), target, { conditionsApplied: result.conditionsApplied }, budget);
+}
+
+/** The entities a predicate row rule lets the caller see (ANDed with the conditions, so order does not matter). */
+function visible(entities: Entity[], filter: Predicate | null): Entity[] {
+  return filter === null ? entities : entities.filter(filter);
 }
 
 async function collect(entities: Iterable<Entity> | AsyncIterable<Entity>): Promise<Entity[]> {
@@ -75,20 +88,32 @@ async function collect(entities: Iterable<Entity> | AsyncIterable<Entity>): Prom
   return out;
 }
 
-const get: Operation = async ({ resource, query, searchBudget }) => ({ kind: 'entities', entities: await selectOutput(resource, query, searchBudget) });
+const get: Operation = async ({ resource, query, rows, caller, searchBudget }) => {
+  const { beforeRead, afterRead } = resource.hooks;
+  if (beforeRead) await beforeRead(caller);
+  let entities = await selectOutput(resource, query, rows, searchBudget);
+  if (afterRead) entities = (await afterRead(entities, caller)) ?? entities;
+  return { kind: 'entities', entities };
+};
 
-const report: Operation = async ({ resource, query, searchBudget }) => {
+const report: Operation = async ({ resource, query, rows, caller, searchBudget }) => {
+  if (resource.hooks.beforeRead) await resource.hooks.beforeRead(caller);
   const m = query.meta;
-  const plain = query.search === null && !m.distinct && m.limit < 0 && m.offset === 0 && !resource.definition.toOutput;
+  const plain = query.search === null && !m.distinct && m.limit < 0 && m.offset === 0 && !resource.definition.toOutput && !rows?.filter;
   if (plain && resource.storage.count) return { kind: 'count', count: await resource.storage.count({ conditions: query.conditions, predicate: query.predicate }) };
-  return { kind: 'count', count: (await selectOutput(resource, query, searchBudget)).length };
+  return { kind: 'count', count: (await selectOutput(resource, query, rows, searchBudget)).length };
 };
 
 async function prepare(op: OperationContext, entity: Entity, existing?: Entity): Promise<Entity> {
-  const { resource } = op;
+  const { resource, caller } = op;
+  const { beforeInsert, beforeUpdate } = resource.hooks;
+  if (existing === undefined && beforeInsert) entity = (await beforeInsert(entity, caller)) ?? entity;
+  if (existing !== undefined && beforeUpdate) entity = (await beforeUpdate(entity, existing, caller)) ?? entity;
   const before = resource.definition.beforeWrite;
-  const value = before ? await before(entity, { operation: existing ? 'update' : 'insert', existing, authorize: op.authorize }) : entity;
+  const value = before ? await before(entity, { operation: existing ? 'update' : 'insert', existing, authorize: op.authorize, caller }) : entity;
   resource.validate(value);
+  // A caller cannot write a row into (or move one out to) rows it may not see.
+  checkRow(op.rows, resource.output(value), resource.name);
   return value;
 }
 
@@ -98,6 +123,7 @@ async function insert(op: OperationContext, entities: Entity[]): Promise<Result>
   for (const e of entities) stored.push(await prepare(op, e));
   await resource.storage.write({ insert: stored });
   await resource.definition.afterWrite?.();
+  await resource.hooks.afterInsert?.(stored, op.caller);
   await op.changed('Inserted', stored);
   return { kind: 'change', data: stored.map((e) => resource.output(e)), inserted: stored.length };
 }
@@ -110,6 +136,7 @@ async function update(op: OperationContext, pairs: Array<{ target: Entity; patch
   await resource.storage.write({ update: updates });
   await resource.definition.afterWrite?.();
   const values = updates.map((u) => u.value);
+  await resource.hooks.afterUpdate?.(values, op.caller);
   await op.changed('Updated', values);
   return values;
 }
@@ -141,7 +168,7 @@ const post: Operation = async (op) => {
 
 const put: Operation = async (op) => {
   const entity = single(await op.input(), 'PUT');
-  const matches = await selectTargets(op.resource, op.query, op.searchBudget);
+  const matches = await selectTargets(op.resource, op.query, op.rows, op.searchBudget);
   if (matches.length > 1) throw new ServiceError('AmbiguousMatch', `PUT matched ${matches.length} entities; it inserts or updates exactly one`);
   if (matches.length === 0) {
     // Fill the properties the conditions fix (`/Product/Sku=C-1`) when the body leaves them out.
@@ -157,7 +184,7 @@ const put: Operation = async (op) => {
 
 const patch: Operation = async (op) => {
   const body = single(await op.input(), 'PATCH');
-  const matches = await selectTargets(op.resource, op.query, op.searchBudget);
+  const matches = await selectTargets(op.resource, op.query, op.rows, op.searchBudget);
   guardMany(matches.length, 'PATCH', op.query.meta.unsafe);
   const data = await update(op, matches.map((target) => ({ target, patch: body })));
   return { kind: 'change', data: data.map((e) => op.resource.output(e)), updated: data.length };
@@ -165,11 +192,13 @@ const patch: Operation = async (op) => {
 
 const del: Operation = async (op) => {
   const { resource } = op;
-  const matches = await selectTargets(resource, op.query, op.searchBudget);
+  const matches = await selectTargets(resource, op.query, op.rows, op.searchBudget);
   guardMany(matches.length, 'DELETE', op.query.meta.unsafe);
   if (matches.length > 0) {
+    if (resource.hooks.beforeDelete) await resource.hooks.beforeDelete(matches, op.caller);
     await resource.storage.write({ delete: matches });
     await resource.definition.afterWrite?.();
+    await resource.hooks.afterDelete?.(matches, op.caller);
     await op.changed('Deleted', matches);
   }
   return { kind: 'change', data: [], deleted: matches.length };
@@ -187,8 +216,11 @@ async function safepost(op: OperationContext, entities: Entity[]): Promise<Resul
   const index = new Map<string, Entity[]>();
   const toOutput = resource.definition.toOutput;
   for (const stored of await collect((await resource.storage.select(SELECT_ALL)).entities)) {
-    // Matched on what clients see: a hidden property cannot be probed by matching on it.
-    const k = keyOf(toOutput ? toOutput(stored) : stored);
+    // Matched on what clients see: a hidden property cannot be probed by matching on it,
+    // and a row the caller's rule hides is never matched (so never updated).
+    const seen = toOutput ? toOutput(stored) : stored;
+    if (op.rows !== null && !op.rows.test(seen)) continue;
+    const k = keyOf(seen);
     const list = index.get(k);
     if (list) list.push(stored);
     else index.set(k, [stored]);
@@ -221,6 +253,8 @@ async function safepost(op: OperationContext, entities: Entity[]): Promise<Resul
   const updated = [...updates].map(([target, value]) => ({ target, value }));
   await resource.storage.write({ insert: inserts, update: updated });
   if (inserts.length || updated.length) await resource.definition.afterWrite?.();
+  if (inserts.length) await resource.hooks.afterInsert?.(inserts, op.caller);
+  if (updated.length) await resource.hooks.afterUpdate?.(updated.map((u) => u.value), op.caller);
   await op.changed('Inserted', inserts);
   await op.changed('Updated', updated.map((u) => u.value));
   return { kind: 'change', data: written.map((w) => resource.output(w())), inserted: inserts.length, updated: updated.length };

@@ -1,4 +1,4 @@
-import { Auth } from './auth.js';
+import { ruleMethod, type Caller } from './caller.js';
 import type { ContentType } from './content-types/content-type.js';
 import { ServiceError } from './errors.js';
 import { parseUri } from './grammar/parse.js';
@@ -34,12 +34,15 @@ export async function handle(service: Service, request: PlainRequest, depth = 0,
     const resource = service.resources.resolve(parsed.resource === '' ? LISTING : parsed.resource);
     ctx.resource = resource;
     if (parsed.error) throw parsed.error;
-    Auth.authorize(principal, resource.name, ctx.method);
+    const caller: Caller = { context: ctx.context, principal, method: ctx.method };
+    const authorize = (name: string, method: string) => service.authorize(caller, name, method);
+    authorize(resource.name, ctx.method);
     const operation = OPERATIONS[ctx.method];
     if (!operation || !resource.allows(ctx.method)) {
       throw new ServiceError('MethodNotAllowed', `${ctx.method} is not allowed on '${resource.name}'`, { headers: { allow: resource.methods.join(', ') } });
     }
-    const query = resource.query(parsed);
+    const rows = resource.rows(caller, ruleMethod(ctx.method));
+    const query = resource.query(parsed, rows);
     const output = service.protocols.forAccept(ctx.header('accept'));
     let result = await operation({
       resource,
@@ -47,7 +50,9 @@ export async function handle(service: Service, request: PlainRequest, depth = 0,
       // Read once: a retried operation (Conflict) or a Source GET must not run twice.
       input: once(() => service.readInput(ctx)),
       changed: (kind, entities) => changed(service, resource, kind, entities, ctx.depth),
-      authorize: (name, method) => Auth.authorize(principal, name, method),
+      authorize,
+      caller,
+      rows,
       searchBudget: service.options.searchBudget,
     });
     const destination = ctx.method === 'GET' ? ctx.header('destination') : undefined;

@@ -1,11 +1,14 @@
 import { Ajv, type ValidateFunction } from 'ajv';
+import type { Caller } from './caller.js';
 import { ServiceError } from './errors.js';
+import type { ResourceHooks } from './hooks.js';
 import { parseUri, type Condition, type MetaEntry, type ParsedUri } from './grammar/parse.js';
 import { METHODS, type Method } from './http/types.js';
 import type { Entity } from './query/conditions.js';
 import { compileQuery, type CompiledQuery } from './query/evaluate.js';
 import { toMetaConditions } from './query/meta-conditions.js';
 import { checkMetaLocators, typeConditions, type JsonSchema } from './query/schema-types.js';
+import { RowRules, type ResourceRules, type RowRule } from './rules.js';
 import { MemoryStorage } from './storage/memory.js';
 import type { Storage } from './storage/storage.js';
 
@@ -27,6 +30,8 @@ export interface WriteChange {
   existing?: Entity;
   /** Checks that the caller may use `method` on `resource` (403 Forbidden otherwise). */
   authorize(resource: string, method: string): void;
+  /** Who is writing. */
+  caller: Caller;
 }
 
 export interface ResourceDefinition {
@@ -47,6 +52,10 @@ export interface ResourceDefinition {
   toOutput?: (entity: Entity) => Entity;
   /** Called after a successful write (e.g. to refresh a cache). */
   afterWrite?: () => void | Promise<void>;
+  /** Who may use the resource and which rows they see (allow/deny, row-level rules). */
+  rules?: ResourceRules;
+  /** before/after hooks for reads, inserts, updates and deletes, with the caller. */
+  hooks?: ResourceHooks;
 }
 
 interface View {
@@ -67,6 +76,8 @@ export class Resource {
   readonly raisesEvents: boolean;
   readonly views: readonly View[];
   readonly definition: ResourceDefinition;
+  readonly hooks: ResourceHooks;
+  private readonly rowRules: RowRules;
   private readonly validator?: ValidateFunction;
   private readonly compiled = new WeakMap<ParsedUri, CompiledQuery>();
 
@@ -83,6 +94,8 @@ export class Resource {
     this.schema = definition.schema;
     this.raisesEvents = definition.events ?? options.events;
     if (definition.schema) this.validator = options.ajv.compile(definition.schema);
+    this.hooks = definition.hooks ?? {};
+    this.rowRules = new RowRules(this.name, definition.rules?.rows, this.schema);
     this.views = (definition.views ?? []).map((v) => {
       const parsed = parseUri(`/_/${v.conditions || '_'}/${v.meta || '_'}`);
       if (parsed.error) throw new Error(`View '${v.name}' of '${this.name}': ${parsed.error.message}`);
@@ -94,8 +107,25 @@ export class Resource {
     return (this.methods as readonly string[]).includes(method);
   }
 
-  /** The compiled query of a parsed URI against this resource (cached per parse). */
-  query(parsed: ParsedUri): CompiledQuery {
+  /** Whether the resource's rules let the caller use the method at all. */
+  permits(caller: Caller, method: Method): boolean {
+    return this.definition.rules?.allow?.(caller, method) ?? true;
+  }
+
+  /** The caller's row rule for a method, or null for every row. */
+  rows(caller: Caller, method: Method): RowRule | null {
+    return this.rowRules.for(caller, method);
+  }
+
+  /**
+   * The compiled query of a parsed URI against this resource (cached per parse); a row
+   * rule's conditions come first, so storage gets them with the request's and pushes them down.
+   */
+  query(parsed: ParsedUri, rule: RowRule | null = null): CompiledQuery {
+    if (rule !== null && rule.conditions.length > 0) {
+      const q = this.query(parsed);
+      return compileQuery([...rule.conditions, ...q.conditions], q.meta);
+    }
     let q = this.compiled.get(parsed);
     if (q === undefined) {
       const view = this.view(parsed.view);

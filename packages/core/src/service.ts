@@ -1,6 +1,6 @@
 import { Ajv } from 'ajv';
-import { apiKeys, type ApiKeyConfig } from './auth.js';
-import { runAuthenticate, type Authenticate, type Caller, type HandleOptions } from './caller.js';
+import { apiKeys, Auth, type ApiKeyConfig } from './auth.js';
+import { ruleMethod, runAuthenticate, type Authenticate, type Caller, type HandleOptions } from './caller.js';
 import type { ProtocolProvider } from './content-types/content-type.js';
 import { checkNesting, DEFAULT_MAX_NESTING, MAX_NESTING_LIMIT } from './content-types/nesting.js';
 import { ERROR_RESOURCE, ErrorRecords, errorBody } from './error-records.js';
@@ -163,6 +163,16 @@ export class Service {
   handleLocal(request: PlainRequest, depth: number, context?: unknown): Promise<PlainResponse> {
     if (depth > MAX_DEPTH) return Promise.reject(new ServiceError('InfiniteLoopDetected', `Local requests nested more than ${MAX_DEPTH} deep`));
     return handle(this, request, depth, context);
+  }
+
+  /**
+   * 403 when the caller may not use the method on the resource: an API key's allow rules,
+   * then the resource's own `rules.allow`.
+   */
+  authorize(caller: Caller, resourceName: string, method: string): void {
+    Auth.authorize(caller.principal, resourceName, method);
+    const resource = this.resources.find(resourceName);
+    if (resource !== undefined && !resource.permits(caller, ruleMethod(method))) throw new ServiceError('Forbidden', `You may not use ${method} on '${resource.name}'`);
   }
 
   /** Whether requests must authenticate (API keys or an app authenticator). */

@@ -1,0 +1,68 @@
+import type { Caller } from './caller.js';
+import { ServiceError } from './errors.js';
+import { parseUri, type Condition } from './grammar/parse.js';
+import type { Method } from './http/types.js';
+import { Lru } from './lru.js';
+import { compileConditions, type Entity, type Predicate } from './query/conditions.js';
+import { typeConditions, type JsonSchema } from './query/schema-types.js';
+
+/**
+ * Who may use a resource, and which of its rows (DESIGN 13). Both are asked with the
+ * caller and the method, REPORT and HEAD asked as GET.
+ */
+export interface ResourceRules<T extends object = Entity, C = any, P = any> {
+  /** Whether the caller may use the method at all; false answers 403 Forbidden. */
+  allow?: (caller: Caller<C, P>, method: Method) => boolean;
+  /**
+   * The rows the caller may read and write: conditions in the URI syntax (`Owner=ann`,
+   * pushed down to storage like any condition), a predicate over the entity as clients
+   * see it (filtered in memory), or undefined/null for every row. ANDed into every query
+   * and checked on every entity written.
+   */
+  rows?: (caller: Caller<C, P>, method: Method) => string | ((entity: T) => boolean) | undefined | null;
+}
+
+/** A row rule ready to run: conditions ANDed into the query, or a predicate applied after storage. */
+export interface RowRule {
+  /** Conditions to add to the request's (empty for a predicate rule). */
+  conditions: readonly Condition[];
+  /** A predicate storage cannot see, applied to what storage returns; null for a conditions rule. */
+  filter: Predicate | null;
+  /** Whether an entity (output form) lies inside the rule: checked on writes. */
+  test: Predicate;
+}
+
+/** Compiles the row rules of one resource, caching condition texts (rules usually vary by user, not by request). */
+export class RowRules {
+  private readonly compiled = new Lru<string, RowRule>(1000);
+
+  constructor(private readonly resource: string, private readonly rules: ResourceRules['rows'], private readonly schema: JsonSchema | undefined) {}
+
+  /** The rule for this caller and method, or null when it sees every row. */
+  for(caller: Caller, method: Method): RowRule | null {
+    if (this.rules === undefined) return null;
+    const rule = this.rules(caller, method);
+    if (rule === undefined || rule === null) return null;
+    if (typeof rule === 'function') return { conditions: [], filter: rule as Predicate, test: rule as Predicate };
+    let compiled = this.compiled.get(rule);
+    if (compiled === undefined) {
+      compiled = this.compile(rule);
+      this.compiled.set(rule, compiled);
+    }
+    return compiled;
+  }
+
+  private compile(text: string): RowRule {
+    const parsed = parseUri(`/_/${text}`);
+    // A broken rule is the app's bug, not the caller's: a 500 that names the resource (details to onError).
+    if (parsed.error || parsed.meta.length > 0) throw new ServiceError('Unknown', `The row rule '${text}' of '${this.resource}' is not a list of conditions${parsed.error ? `: ${parsed.error.message}` : ''}`);
+    const conditions = typeConditions(parsed.conditions, this.schema);
+    const predicate = compileConditions(conditions);
+    return { conditions, filter: null, test: predicate ?? (() => true) };
+  }
+}
+
+/** 403 when an entity to write lies outside the caller's rows. */
+export function checkRow(rule: RowRule | null, entity: Entity, resource: string): void {
+  if (rule !== null && !rule.test(entity)) throw new ServiceError('Forbidden', `This entity lies outside the rows of '${resource}' you may write`);
+}
