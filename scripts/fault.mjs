@@ -1,0 +1,126 @@
+#!/usr/bin/env node
+// Fault script for the CLI's data file (docs/cli-durability.md):
+//  1. kill -9 during a stream of acknowledged writes, then check every acknowledged write
+//     is in the file and served after a restart;
+//  2. disk full on a tiny tmpfs (needs root and mount; skipped with a clear line otherwise):
+//     failed writes answer a generic 500, are never served, never persisted later.
+// Usage: node scripts/fault.mjs [--rounds N] [--writers N]   (needs `pnpm build` first)
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtemp, readFile, readdir, rm, writeFile, mkdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const { values } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, writers: { type: 'string', default: '8' } } });
+const ROUNDS = Number(values.rounds);
+const WRITERS = Number(values.writers);
+const CLI = path.join(path.dirname(fileURLToPath(import.meta.url)), '../packages/cli/dist/cli.js');
+const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json;raw=true' };
+
+function start(file) {
+  const child = spawn(process.execPath, [CLI, 'serve', file, '--port', '0', '-q'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  child.stderr.on('data', (d) => { err += d; });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`server did not start: ${err}`)); }, 15000);
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /http:\/\/127\.0\.0\.1:\d+/.exec(out);
+      if (m) { clearTimeout(timer); resolve({ child, url: m[0], stderr: () => err }); }
+    });
+    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`server exited (${code}): ${err}`)); });
+  });
+}
+
+const stop = (child) => new Promise((resolve) => { child.once('exit', resolve); child.kill('SIGKILL'); });
+
+async function killDuringWrites(round, dir) {
+  const file = path.join(dir, `kill-${round}.json`);
+  await writeFile(file, JSON.stringify({ items: [] }));
+  const { child, url } = await start(file);
+  const acked = new Set();
+  let killed = false;
+  let next = 0;
+  const writer = async () => {
+    while (!killed) {
+      const id = next++;
+      try {
+        const r = await fetch(`${url}/items`, { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify({ id, pad: 'x'.repeat(200) }) });
+        if (r.status === 201) acked.add(id);
+        else await r.text();
+      } catch { return; }
+    }
+  };
+  const writers = Array.from({ length: WRITERS }, writer);
+  await new Promise((resolve) => setTimeout(resolve, 300 + Math.random() * 700));
+  killed = true;
+  await stop(child);
+  await Promise.allSettled(writers);
+  const saved = new Set(JSON.parse(await readFile(file, 'utf8')).items.map((e) => e.id));
+  const lost = [...acked].filter((id) => !saved.has(id));
+  // The restarted server loads the file, and removes the temp file the kill may have left.
+  const again = await start(file);
+  const served = await (await fetch(`${again.url}/items`, { headers: JSON_HEADERS })).json();
+  await stop(again.child);
+  const leftovers = (await readdir(dir)).filter((n) => n.startsWith(`kill-${round}.json.`));
+  const ok = lost.length === 0 && served.length === saved.size && leftovers.length === 0;
+  console.log(`kill -9 round ${round + 1}: ${acked.size} acknowledged, ${saved.size} in the file, ${lost.length} lost, restart serves ${served.length}, leftover temp files ${leftovers.length} -> ${ok ? 'ok' : 'FAIL'}`);
+  return ok;
+}
+
+async function diskFull(dir) {
+  const mnt = path.join(dir, 'tiny');
+  await mkdir(mnt);
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=512k', 'tmpfs', mnt], { stdio: 'pipe' });
+  } catch (e) {
+    console.log(`disk full: skipped (cannot mount a tmpfs here: ${String(e.stderr || e.message).trim().split('\n')[0]})`);
+    return true;
+  }
+  try {
+    const file = path.join(mnt, 'full.json');
+    await writeFile(file, JSON.stringify({ items: [] }));
+    const { child, url, stderr } = await start(file);
+    const acked = [];
+    let failure;
+    for (let id = 0; id < 1000 && !failure; id++) {
+      const r = await fetch(`${url}/items`, { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify({ id, pad: 'x'.repeat(2000) }) });
+      const body = await r.json();
+      if (r.status === 201) acked.push(id);
+      else failure = { id, status: r.status, body };
+    }
+    const served = (await (await fetch(`${url}/items`, { headers: JSON_HEADERS })).json()).map((e) => e.id);
+    // A small write after the failure: it may fit or fail, but the failed entity must never come back.
+    const small = await fetch(`${url}/items`, { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify({ id: 'small' }) });
+    await small.text();
+    await stop(child);
+    const saved = JSON.parse(await readFile(file, 'utf8')).items.map((e) => e.id);
+    const leaks = failure ? JSON.stringify(failure.body).includes(mnt) : false;
+    const checks = {
+      'a write failed with 500': failure?.status === 500,
+      'its message names no path': !leaks,
+      'the server logged the cause': /ENOSPC/.test(stderr()),
+      'readers never saw it': !served.includes(failure?.id),
+      'the file never got it': !saved.includes(failure?.id),
+      'every acknowledged write is in the file': acked.every((id) => saved.includes(id)),
+    };
+    const ok = Object.values(checks).every(Boolean);
+    console.log(`disk full (512 KiB tmpfs): ${acked.length} acknowledged before ENOSPC; ${Object.entries(checks).map(([k, v]) => `${k}: ${v ? 'yes' : 'NO'}`).join('; ')} -> ${ok ? 'ok' : 'FAIL'}`);
+    return ok;
+  } finally {
+    execFileSync('umount', [mnt]);
+  }
+}
+
+const dir = await mkdtemp(path.join(tmpdir(), 'resourcery-fault-'));
+let ok = true;
+try {
+  for (let round = 0; round < ROUNDS; round++) ok = (await killDuringWrites(round, dir)) && ok;
+  ok = (await diskFull(dir)) && ok;
+} finally {
+  await rm(dir, { recursive: true, force: true });
+}
+console.log(ok ? 'fault: all checks passed' : 'fault: FAILED');
+process.exit(ok ? 0 : 1);
