@@ -20,6 +20,7 @@ export { parseLiteral, type Literal } from './query/literal.js';
 export { compileConditions, type Entity, type Predicate } from './query/conditions.js';
 export { toMetaConditions, type MetaConditions } from './query/meta-conditions.js';
 export { compileQuery, evaluate, type CompiledQuery } from './query/evaluate.js';
+export { codeGenerationActive, generatedScans, setCodeGeneration } from './query/compiled-scan.js';
 export { compareValues } from './query/order.js';
 export type { JsonSchema } from './query/schema-types.js';
 export { MemoryStorage } from './storage/memory.js';

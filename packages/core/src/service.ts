@@ -1,3 +1,4 @@
+import { setCodeGeneration } from './query/compiled-scan.js';
 import { Ajv } from 'ajv';
 import { apiKeys, Auth, type ApiKeyConfig } from './auth.js';
 import { ruleMethod, runAuthenticate, type Authenticate, type Caller, type HandleOptions } from './caller.js';
@@ -51,6 +52,12 @@ export interface ServiceOptions {
   cors?: CorsOptions | boolean;
   /** Characters of text search and search_regex may scan per request (default 32 Mi); more is 400. */
   searchBudget?: number;
+  /**
+   * Generate each query's scan as code (`new Function`, default true where the runtime
+   * allows it). `false` turns it off for the whole process (for a CSP that forbids
+   * `unsafe-eval`); queries answer the same either way.
+   */
+  compiledQueries?: boolean;
 }
 
 /** What `onError` learns besides the error. */
@@ -89,6 +96,7 @@ export class Service {
     this.options = { maxBodyBytes: 10 * 1024 * 1024, maxNestingDepth: DEFAULT_MAX_NESTING, maxErrorRecords: 2000, events: true, allowPrivateDestinations: false, searchBudget: DEFAULT_SEARCH_BUDGET, ...given };
     const depth = this.options.maxNestingDepth;
     if (!Number.isInteger(depth) || depth < 1 || depth > MAX_NESTING_LIMIT) throw new Error(`maxNestingDepth must be a whole number from 1 to ${MAX_NESTING_LIMIT}, not ${depth}`);
+    if (this.options.compiledQueries === false) setCodeGeneration(false);
     if (keys?.length && options.authenticate) throw new Error('Give either apiKeys or authenticate (compose apiKeys() into your authenticate to have both)');
     this.authenticator = options.authenticate ?? (keys?.length ? apiKeys(keys) : undefined);
     for (const p of options.protocols ?? []) this.protocols.add(p);

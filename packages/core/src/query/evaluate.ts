@@ -5,6 +5,9 @@ import type { MetaConditions } from './meta-conditions.js';
 import { compileProjection, type Projection } from './projection.js';
 import { compileSearch, compileSearchRegex, type SearchPredicate } from './search.js';
 import { compareValues, selectRange, slice, sortEntities, TopK } from './order.js';
+import { scanFor } from './compiled-scan.js';
+
+const NO_CONDITIONS: readonly Condition[] = Object.freeze([]);
 
 /**
  * A query compiled once per (resource, conditions, meta-conditions) and run many times.
@@ -55,9 +58,19 @@ export function evaluate(entities: Iterable<Entity>, q: CompiledQuery, options: 
   const offset = options.pagingApplied ? 0 : meta.offset;
   const limit = options.pagingApplied ? -1 : meta.limit;
   if (limit === 0) return [];
+  // The generated scan replaces the closure plan's loops once the query has run a few times.
+  // A predicate without conditions was written by hand (a storage's own): it stays a closure.
+  const list = Array.isArray(entities) && (predicate === null || q.conditions.length > 0) ? entities : null;
+  const conditions = predicate === null ? NO_CONDITIONS : q.conditions;
+  const generated = list !== null && (predicate !== null || search !== null);
 
   // Streaming path: stop scanning as soon as the page is full.
   if (order === null && !meta.distinct && offset >= 0) {
+    const scan = generated ? scanFor(conditions, search, null, false) : null;
+    if (scan !== null) {
+      const page = scan(list!, offset, limit);
+      return project === null ? page : page.map(project);
+    }
     const out: Entity[] = [];
     let skip = offset;
     for (const e of entities) {
@@ -74,10 +87,16 @@ export function evaluate(entities: Iterable<Entity>, q: CompiledQuery, options: 
   const sourceOrder = order === null ? null : q.sourceOrder;
   const k = offset >= 0 && limit >= 0 ? offset + limit : -1;
   if (order !== null && sourceOrder !== null && k >= 0 && k <= TOP_K_MAX) {
+    const scan = list !== null ? scanFor(conditions, search, sourceOrder, order.descending) : null;
+    if (scan !== null) {
+      const top = scan(list!, k, 0);
+      const page = offset === 0 ? top : top.slice(offset);
+      return project === null ? page : page.map(project);
+    }
     const top = new TopK<Entity>(k, order.descending);
-    const list = Array.isArray(entities) ? entities : [...entities];
-    for (let i = 0; i < list.length; i++) {
-      const e = list[i];
+    const all = Array.isArray(entities) ? entities : [...entities];
+    for (let i = 0; i < all.length; i++) {
+      const e = all[i];
       if (predicate !== null && !predicate(e)) continue;
       if (search !== null && !search(e)) continue;
       top.offer(sourceOrder.get(e), e);
@@ -86,11 +105,14 @@ export function evaluate(entities: Iterable<Entity>, q: CompiledQuery, options: 
     return project === null ? page : page.map(project);
   }
 
-  const matches: Entity[] = [];
-  for (const e of entities) {
-    if (predicate !== null && !predicate(e)) continue;
-    if (search !== null && !search(e)) continue;
-    matches.push(e);
+  const scan = generated ? scanFor(conditions, search, null, false) : null;
+  const matches: Entity[] = scan !== null ? scan(list!, 0, -1) : [];
+  if (scan === null) {
+    for (const e of entities) {
+      if (predicate !== null && !predicate(e)) continue;
+      if (search !== null && !search(e)) continue;
+      matches.push(e);
+    }
   }
 
   if (order !== null && sourceOrder !== null) {

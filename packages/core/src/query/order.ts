@@ -86,7 +86,7 @@ export function selectRange<T>(items: T[], key: (item: T) => unknown, descending
 }
 
 /** compareValues, with the common case of two numbers first. */
-function compareKeys(a: unknown, b: unknown): number {
+export function compareKeys(a: unknown, b: unknown): number {
   if (typeof a === 'number' && typeof b === 'number' && a === a && b === b) return a < b ? -1 : a > b ? 1 : 0;
   return compareValues(a, b);
 }

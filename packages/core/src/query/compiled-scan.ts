@@ -1,0 +1,233 @@
+import type { Condition, Operator } from '../grammar/parse.js';
+import { Lru } from '../lru.js';
+import { valueTest, type Entity, type Predicate } from './conditions.js';
+import type { Locator } from './locator.js';
+import { compareKeys, compareStrings } from './order.js';
+
+/**
+ * Compiled scans: the loop over stored entities generated once per query shape with
+ * `new Function`, conditions inline, each property read once with a plain property
+ * access, and the top-k check inline. A closure plan reads properties through
+ * `Locator.get`, one method shared by every locator of every query, so its property
+ * reads go megamorphic once a process has run a few queries; generated code gives each
+ * shape its own monomorphic reads (docs/performance.md). Literals are parameters, so
+ * queries that differ only in their values share one function and its optimised code.
+ *
+ * Semantics are those of the closure plan (conditions.ts, order.ts): a property read
+ * that finds nothing under the exact spelling falls back to `Locator.get` (case
+ * variants, dotted paths through arrays, `.Length`), and every comparison other than
+ * number/number, string equality and null goes through the closure test.
+ */
+
+/** A scan over an array: `stream` returns matches [skip, skip + limit); `top` the best k in order. */
+export type Scan = (list: readonly Entity[], a: number, b: number) => Entity[];
+
+type Generated = (list: readonly Entity[], a: number, b: number, P: unknown[], L: readonly Locator[], T: ((v: unknown) => boolean)[], S: Predicate | null) => Entity[];
+
+/** Calls of one query before its scan is generated, so one-off queries do not pay compilation. */
+const TIER_UP = 2;
+const shapes = new Lru<string, Generated>(256);
+let enabled = true;
+let available: boolean | undefined;
+let generatedCount = 0;
+
+/**
+ * Turns code generation on or off for the process (it is on where the runtime allows
+ * it). Off, every query runs the closure plan; results are the same.
+ */
+export function setCodeGeneration(on: boolean): void {
+  enabled = on;
+}
+
+/** Whether scans are generated: enabled and allowed by the runtime (CSP, edge runtimes refuse `new Function`). */
+export function codeGenerationActive(): boolean {
+  if (available === undefined) {
+    try {
+      available = new Function('return true')() === true;
+    } catch {
+      available = false;
+    }
+  }
+  return enabled && available;
+}
+
+/** How many scan functions were generated so far (for tests and benchmarks). */
+export function generatedScans(): number {
+  return generatedCount;
+}
+
+interface Entry {
+  order: Locator | null;
+  descending: boolean;
+  search: Predicate | null;
+  calls: number;
+  scan: Scan | null;
+}
+
+const entries = new WeakMap<readonly Condition[], Entry[]>();
+
+/**
+ * The generated scan for these conditions, search and order, or null while the query
+ * is young or where code generation is off (the caller runs the closure plan).
+ */
+export function scanFor(conditions: readonly Condition[], search: Predicate | null, order: Locator | null, descending: boolean): Scan | null {
+  if (!enabled) return null;
+  let list = entries.get(conditions);
+  if (list === undefined) {
+    list = [];
+    entries.set(conditions, list);
+  }
+  let entry: Entry | undefined;
+  for (const x of list) if (x.order === order && x.descending === descending && x.search === search) entry = x;
+  if (entry === undefined) {
+    if (list.length >= 8) list.shift();
+    entry = { order, descending, search, calls: 0, scan: null };
+    list.push(entry);
+  }
+  if (entry.scan !== null) return entry.scan;
+  entry.calls++;
+  const key = shapeKey(conditions, search, order, descending);
+  let generated = shapes.get(key);
+  if (generated === undefined) {
+    if (entry.calls <= TIER_UP || !codeGenerationActive()) return null;
+    try {
+      generated = generate(conditions, search !== null, order, descending);
+    } catch {
+      available = false;
+      return null;
+    }
+    generatedCount++;
+    shapes.set(key, generated);
+  }
+  const fn = generated;
+  const P: unknown[] = [];
+  const T: ((v: unknown) => boolean)[] = [];
+  for (const c of conditions) {
+    const lit = c.value;
+    if (lit.kind === 'string') P.push(lit.value);
+    else if (lit.kind === 'raw' && lit.number !== undefined) P.push(lit.number, lit.text);
+    else { P.push(null); T.push(valueTest(c.op, lit)); }
+  }
+  const L = conditions.map((c) => c.locator);
+  if (order !== null) L.push(order);
+  entry.scan = (items, a, b) => fn(items, a, b, P, L, T, search);
+  return entry.scan;
+}
+
+function literalClass(c: Condition): string {
+  const lit = c.value;
+  if (lit.kind !== 'raw') return lit.kind;
+  return lit.number !== undefined ? 'number' : 'test';
+}
+
+function shapeKey(conditions: readonly Condition[], search: Predicate | null, order: Locator | null, descending: boolean): string {
+  let key = search === null ? '' : 's';
+  for (const c of conditions) key += `\u0000${c.locator.text}\u0001${c.op}\u0001${literalClass(c)}`;
+  return order === null ? key : `${key}\u0002${order.text}\u0001${descending ? 'd' : 'a'}`;
+}
+
+const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
+
+/** Reads a locator's value into `v`: plain property reads, `Locator.get` when they find nothing. */
+function readInto(v: string, locator: Locator, index: number): string {
+  const inline = locator.segments.every((s) => IDENTIFIER.test(s) && !(s in Object.prototype));
+  if (!inline) return `const ${v} = L[${index}].get(e);`;
+  let code = `let ${v} = e.${locator.segments[0]};`;
+  for (const s of locator.segments.slice(1)) code += ` ${v} = ${v} != null ? ${v}.${s} : undefined;`;
+  // Inherited methods (`"x".at`) and case variants are the Locator's business.
+  return `${code} if (${v} === undefined || typeof ${v} === 'function') ${v} = L[${index}].get(e);`;
+}
+
+const ORDERING: Partial<Record<Operator, string>> = { '<': '<', '>': '>', '<=': '<=', '>=': '>=' };
+
+/** The test of value `v` for condition `i`, as an expression (conditions.ts compileTest, inlined). */
+function testOf(c: Condition, v: string, p: number, t: number): string {
+  const lit = c.value;
+  const op = c.op;
+  const mismatch = op === '!=' ? 'true' : 'false';
+  if (lit.kind === 'null') return op === '=' ? `${v} == null` : op === '!=' ? `${v} != null` : 'false';
+  if (lit.kind === 'string') {
+    if (op === '=') return `${v} === P[${p}]`;
+    if (op === '!=') return `${v} !== P[${p}]`;
+    return `(typeof ${v} === 'string' ? cmpS(${v}, P[${p}]) ${ORDERING[op]} 0 : false)`;
+  }
+  if (lit.number !== undefined) {
+    const js = op === '=' ? '===' : op === '!=' ? '!==' : ORDERING[op];
+    const text = op === '=' ? `${v} === P[${p + 1}]` : op === '!=' ? `${v} !== P[${p + 1}]` : `cmpS(${v}, P[${p + 1}]) ${js} 0`;
+    return `(typeof ${v} === 'number' ? ${v} ${js} P[${p}] : typeof ${v} === 'string' ? ${text} : ${mismatch})`;
+  }
+  return `T[${t}](${v})`;
+}
+
+function generate(conditions: readonly Condition[], hasSearch: boolean, order: Locator | null, descending: boolean): Generated {
+  const read = new Map<string, string>();
+  const body: string[] = [];
+  const value = (locator: Locator, index: number): string => {
+    let v = read.get(locator.text);
+    if (v === undefined) {
+      v = `v${read.size}`;
+      read.set(locator.text, v);
+      body.push(readInto(v, locator, index));
+    }
+    return v;
+  };
+  let p = 0;
+  let t = 0;
+  conditions.forEach((c, i) => {
+    const v = value(c.locator, i);
+    body.push(`if (!(${testOf(c, v, p, t)})) continue;`);
+    const lit = c.value;
+    if (lit.kind === 'raw' && lit.number !== undefined) p += 2;
+    else {
+      if (lit.kind !== 'string') t++;
+      p++;
+    }
+  });
+  if (hasSearch) body.push('if (!S(e)) continue;');
+  let head: string;
+  let tail: string;
+  if (order === null) {
+    head = 'const out = []; let skip = a; const limit = b;';
+    tail = 'if (skip > 0) { skip--; continue; } out.push(e); if (out.length === limit) break;';
+  } else {
+    const key = value(order, conditions.length);
+    // Worse than (or tied with) the last kept item: dropped without a call (stable: later loses ties).
+    const worse = descending ? '<=' : '>=';
+    const sign = descending ? -1 : 1;
+    head = 'const out = []; const keys = []; const k = a;';
+    tail = `const n = keys.length;
+      if (n === k) {
+        const last = keys[n - 1];
+        if (typeof ${key} === 'number' && typeof last === 'number' && ${key} === ${key} && last === last ? ${key} ${worse} last : ${sign} * cmpK(${key}, last) >= 0) continue;
+      }
+      insert(keys, out, ${key}, e, k, ${sign});`;
+  }
+  const source = `'use strict';
+    return function scan(list, a, b, P, L, T, S) {
+      ${head}
+      for (let i = 0; i < list.length; i++) {
+        const e = list[i];
+        ${body.join('\n        ')}
+        ${tail}
+      }
+      return out;
+    };`;
+  return new Function('cmpS', 'cmpK', 'insert', source)(compareStrings, compareKeys, insert) as Generated;
+}
+
+/** Binary insertion into the kept page (rare once the page is full). */
+function insert(keys: unknown[], items: Entity[], key: unknown, item: Entity, k: number, sign: number): void {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sign * compareKeys(key, keys[mid]) < 0) hi = mid;
+    else lo = mid + 1;
+  }
+  keys.splice(lo, 0, key);
+  items.splice(lo, 0, item);
+  if (keys.length > k) {
+    keys.pop();
+    items.pop();
+  }
+}
