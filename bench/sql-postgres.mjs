@@ -35,7 +35,7 @@ try {
   const t0 = Date.now();
   // Rows as the storage writes them (body = JSON text), made in SQL: loading is not measured.
   await pool.query(`INSERT INTO ${table} (body) SELECT json_build_object('Id', i, 'Name', (ARRAY['Ann','Bo','Cy','Dana','Eve'])[1 + i % 5] || ' ' || md5(i::text),
-    'Age', i % 100, 'City', 'City ' || (i % 500), 'Score', (i * 7919) % 100000)::text FROM generate_series(1, $1::int) i`, [ROWS]);
+    'Age', i % 100, 'City', 'City ' || (i % 500), 'Score', (i::bigint * 7919) % 100000)::text FROM generate_series(1, $1::int) i`, [ROWS]);
   // The same indexes serve both sides: expression indexes on the jsonb values.
   for (const [name, expr] of [['id', `(doc -> 'Id')`], ['age_score', `(doc -> 'Age'), (doc -> 'Score')`], ['city', `(doc ->> 'City')`]]) {
     await pool.query(`CREATE INDEX ${table}_${name} ON ${table} (${expr})`);

@@ -38,7 +38,10 @@ export class ErrorRecords {
       Body: truncate(redactBody(await ctx.bodyTextForRecord(), ctx.clientHeaders['content-type']), MAX_BODY_TEXT),
     };
     await this.storage.write({ insert: [entity] });
-    if (++this.stored > this.max) {
+    // Instances sharing the storage all write records: the cap is on what is stored, so
+    // count it when the storage can (a cheap query on a table kept at `max` rows).
+    this.stored = this.storage.count ? await this.storage.count({ conditions: [], predicate: null }) : this.stored + 1;
+    if (this.stored > this.max) {
       // One trim at a time: concurrent trims pick the same oldest records and the second
       // delete fails. The record is stored either way, so a failed trim must not lose its link.
       this.trimming = this.trimming.then(() => this.trim()).catch(() => undefined);

@@ -378,6 +378,23 @@ export function sqlSuite(open: () => Promise<Backend>): void {
       }
     });
 
+    test('the error-record cap holds for all instances together', async () => {
+      const prefix = `errors${++tables}_`;
+      const options = { maxErrorRecords: 3, adminStorage: (name: string) => createSqlStorage({ client: db, table: tableNameFor(name, prefix) }) };
+      const [a, b] = [createService(options), createService(options)];
+      try {
+        // Neither instance alone writes more than the cap.
+        for (let i = 0; i < 2; i++) {
+          await call(a, 'GET', `/NobodyA${i}`);
+          await call(b, 'GET', `/NobodyB${i}`);
+        }
+        const records = createSqlStorage({ client: db, table: tableNameFor('Service.Admin.Error', prefix) });
+        expect(await records.count({ conditions: [], predicate: null })).toBe(3);
+      } finally {
+        await Promise.all([a.close(), b.close()]);
+      }
+    });
+
     test('a webhook made on A gets the events B raises right after, though B had cached the webhooks', async () => {
       const { a, b } = instances(`early${++tables}_`);
       try {
