@@ -91,8 +91,14 @@ describe('OpenAPI document', () => {
         "// @ts-expect-error Age is an integer",
         "export const bad: Person = { Name: 'Ann', Age: 'thirty' };",
         "export const code: components['schemas']['ErrorBody']['ErrorCode'] = 'UnknownResource';",
+        // The generated types type @resourcery/client's results.
+        `import { createClient } from ${JSON.stringify(join(__dirname, '../../client/src/index'))};`,
+        "const people = createClient({ baseUrl: 'http://localhost' }).resource<Person>('Person').where('Age', '>', 30);",
+        'export const names: Promise<string[]> = people.get().then((rows) => rows.map((p) => p.Name));',
+        '// @ts-expect-error Name is a string',
+        'export const wrong: Promise<number[]> = people.get().then((rows) => rows.map((p) => p.Name));',
       ].join('\n'));
-      const program = ts.createProgram([join(dir, 'use.ts')], { strict: true, noEmit: true, skipLibCheck: true, types: [] });
+      const program = ts.createProgram([join(dir, 'use.ts')], { strict: true, noEmit: true, skipLibCheck: true, types: [], module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler, target: ts.ScriptTarget.ES2022, lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'] });
       const problems = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
       expect(problems).toEqual([]);
   });

@@ -1,0 +1,280 @@
+/**
+ * @resourcery/client: a small fetch-based client for Resourcery services, for browsers and
+ * Node 20+. Queries are immutable builders that produce safe URIs (see uri.ts); results
+ * are typed by the entity type given to `resource<T>()`.
+ */
+import { buildUri, encodeCondition, encodeKey, encodeLocator, encodePart, type Operator, type Value } from './uri.js';
+
+export { encodePart, encodeValue, encodeLocator, encodeCondition, buildUri, OPERATORS, type Operator, type Value, type Condition } from './uri.js';
+
+export type Entity = Record<string, unknown>;
+
+export interface ClientOptions {
+  /** The service's URL, with its base path: `http://localhost:3000` or `https://example.com/api`. */
+  baseUrl: string;
+  /** Sent as `Authorization: apikey KEY`. */
+  apiKey?: string;
+  /** Extra headers on every request. */
+  headers?: Record<string, string>;
+  /** Defaults to the global fetch. */
+  fetch?: typeof fetch;
+}
+
+/** The error body of a failed request, thrown as a value with its status and code. */
+export class ResourceryError extends Error {
+  readonly status: number;
+  readonly code: string;
+  /** URI of the stored Error record (the `ErrorInfo` header), when there is one. */
+  readonly moreInfoAt?: string;
+  readonly body: unknown;
+
+  constructor(status: number, body: any, errorInfo: string | null) {
+    super(body?.Message ?? `HTTP ${status}`);
+    this.name = 'ResourceryError';
+    this.status = status;
+    this.code = body?.ErrorCode ?? (status === 412 ? 'PreconditionFailed' : 'Unknown');
+    this.moreInfoAt = body?.MoreInfoAt ?? errorInfo ?? undefined;
+    this.body = body;
+  }
+}
+
+export interface WriteResult<T> {
+  status: number;
+  /** The written entities (POST, PUT, PATCH); empty for DELETE. */
+  data: T[];
+  inserted: number;
+  updated: number;
+  deleted: number;
+  etag?: string;
+}
+
+export interface WriteOptions {
+  /** Only write if the entity still has this ETag (412 PreconditionFailed otherwise). */
+  ifMatch?: string;
+}
+
+interface State {
+  resource: string;
+  macro: boolean;
+  view?: string;
+  conditions: string[];
+  meta: Map<string, string>;
+}
+
+const JSON_RAW = 'application/json;raw=true';
+
+/** A query on one resource (or macro). Every method returns a new query; `uri()` shows it. */
+export class Query<T = Entity> {
+  constructor(private readonly client: Client, private readonly state: State) {}
+
+  private with(change: Partial<State>): Query<T> {
+    return new Query<T>(this.client, { ...this.state, ...change });
+  }
+
+  private withMeta(name: string, value: string): Query<T> {
+    const meta = new Map(this.state.meta);
+    meta.delete(name);
+    meta.set(name, value);
+    return this.with({ meta });
+  }
+
+  /** `where('Age', '>', 30)`, or `where({ Name: 'Ann', City: null })` for equality. */
+  where(property: string, operator: Operator, value: Value): Query<T>;
+  where(equal: Partial<Record<keyof T & string, Value>> | Record<string, Value>): Query<T>;
+  where(a: string | Record<string, Value | undefined>, operator?: Operator, value?: Value): Query<T> {
+    const added = typeof a === 'string'
+      ? [encodeCondition({ property: a, operator: operator!, value: value === undefined ? null : value })]
+      : Object.entries(a).map(([property, v]) => encodeCondition({ property, operator: '=', value: v === undefined ? null : v }));
+    return this.with({ conditions: [...this.state.conditions, ...added] });
+  }
+
+  /** The entity with this key (`/Person/7`), for resources that declare a key. */
+  key(value: string | number): Query<T> {
+    return this.with({ conditions: [encodeKey(value)] });
+  }
+
+  view(name: string): Query<T> {
+    return this.with({ view: name });
+  }
+
+  orderAsc(property: keyof T & string | string): Query<T> {
+    return this.withMeta('order_asc', encodeLocator(property)).without('order_desc');
+  }
+
+  orderDesc(property: keyof T & string | string): Query<T> {
+    return this.withMeta('order_desc', encodeLocator(property)).without('order_asc');
+  }
+
+  limit(n: number): Query<T> {
+    return this.withMeta('limit', String(Math.trunc(n)));
+  }
+
+  offset(n: number): Query<T> {
+    return this.withMeta('offset', String(Math.trunc(n)));
+  }
+
+  select(...properties: Array<keyof T & string | string>): Query<T> {
+    return this.withMeta('select', properties.map(encodeLocator).join(','));
+  }
+
+  add(...properties: string[]): Query<T> {
+    return this.withMeta('add', properties.map(encodeLocator).join(','));
+  }
+
+  rename(pairs: Record<string, string>): Query<T> {
+    return this.withMeta('rename', Object.entries(pairs).map(([from, to]) => `${encodeLocator(from)}${encodePart('->')}${encodePart(to)}`).join(','));
+  }
+
+  distinct(on = true): Query<T> {
+    return this.withMeta('distinct', String(on));
+  }
+
+  search(text: string): Query<T> {
+    return this.withMeta('search', encodePart(text));
+  }
+
+  searchRegex(pattern: string | RegExp): Query<T> {
+    return this.withMeta('search_regex', encodePart(typeof pattern === 'string' ? pattern : pattern.source));
+  }
+
+  /** Lets PATCH and DELETE change more than one entity. */
+  unsafe(on = true): Query<T> {
+    return this.withMeta('unsafe', String(on));
+  }
+
+  /** POST updates the entities that match on these properties instead of inserting them. */
+  safepost(...properties: string[]): Query<T> {
+    return this.withMeta('safepost', properties.map(encodeLocator).join(','));
+  }
+
+  private without(name: string): Query<T> {
+    if (!this.state.meta.has(name)) return this;
+    const meta = new Map(this.state.meta);
+    meta.delete(name);
+    return this.with({ meta });
+  }
+
+  /** The URI of this query, relative to the service's base URL. */
+  uri(): string {
+    return buildUri({
+      resource: this.state.resource,
+      macro: this.state.macro,
+      view: this.state.view,
+      conditions: this.state.conditions,
+      meta: [...this.state.meta].map(([k, v]) => `${k}=${v}`),
+    });
+  }
+
+  /** The matching entities ([] when none). */
+  async get(): Promise<T[]> {
+    const res = await this.client.send('GET', this.uri(), { accept: JSON_RAW });
+    return res.status === 204 ? [] : ((await res.json()) as T[]);
+  }
+
+  async first(): Promise<T | undefined> {
+    return (await this.limit(1).get())[0];
+  }
+
+  /** One entity and its ETag; with `ifNoneMatch`, `notModified` is true on 304. */
+  async one(options: { ifNoneMatch?: string } = {}): Promise<{ entity?: T; etag?: string; notModified: boolean }> {
+    const res = await this.client.send('GET', this.uri(), { accept: JSON_RAW, ...(options.ifNoneMatch ? { 'if-none-match': options.ifNoneMatch } : {}) });
+    if (res.status === 304) return { etag: options.ifNoneMatch, notModified: true };
+    const data = res.status === 204 ? [] : ((await res.json()) as T[]);
+    return { entity: data[0], etag: res.headers.get('etag') ?? undefined, notModified: false };
+  }
+
+  /** How many entities GET would return (REPORT). */
+  async count(): Promise<number> {
+    const res = await this.client.send('REPORT', this.uri(), { accept: JSON_RAW });
+    return (await res.json()) as number;
+  }
+
+  /** Whether any entity matches (HEAD). */
+  async exists(): Promise<boolean> {
+    return (await this.client.send('HEAD', this.uri(), {})).status === 200;
+  }
+
+  post(entities: Partial<T> | Array<Partial<T>>): Promise<WriteResult<T>> {
+    return this.write('POST', entities);
+  }
+
+  put(entity: Partial<T>, options: WriteOptions = {}): Promise<WriteResult<T>> {
+    return this.write('PUT', entity, options);
+  }
+
+  patch(changes: Partial<T>, options: WriteOptions = {}): Promise<WriteResult<T>> {
+    return this.write('PATCH', changes, options);
+  }
+
+  delete(options: WriteOptions = {}): Promise<WriteResult<T>> {
+    return this.write('DELETE', undefined, options);
+  }
+
+  /** The raw response in another content type (Excel, JSON Lines...), e.g. for a download. */
+  as(accept: string): Promise<Response> {
+    return this.client.send('GET', this.uri(), { accept });
+  }
+
+  private async write(method: string, body: unknown, options: WriteOptions = {}): Promise<WriteResult<T>> {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (options.ifMatch) headers['if-match'] = options.ifMatch;
+    const res = await this.client.send(method, this.uri(), headers, body === undefined ? undefined : JSON.stringify(body));
+    const envelope = (res.status === 204 ? {} : await res.json()) as { Data?: T[]; InsertedCount?: number; UpdatedCount?: number; DeletedCount?: number };
+    return {
+      status: res.status,
+      data: envelope.Data ?? [],
+      inserted: envelope.InsertedCount ?? 0,
+      updated: envelope.UpdatedCount ?? 0,
+      deleted: envelope.DeletedCount ?? 0,
+      etag: res.headers.get('etag') ?? undefined,
+    };
+  }
+}
+
+export class Client {
+  private readonly base: string;
+  private readonly doFetch: typeof fetch;
+
+  constructor(private readonly options: ClientOptions) {
+    this.base = options.baseUrl.replace(/\/+$/, '');
+    this.doFetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+  }
+
+  /** A query on a resource; `T` types its entities (e.g. from openapi-typescript's `components['schemas']`). */
+  resource<T = Entity>(name: string): Query<T> {
+    return new Query<T>(this, { resource: name, macro: false, conditions: [], meta: new Map() });
+  }
+
+  /** A query through a macro (`/$name`); its own conditions and meta-conditions apply first. */
+  macro<T = Entity>(name: string): Query<T> {
+    return new Query<T>(this, { resource: name, macro: true, conditions: [], meta: new Map() });
+  }
+
+  /** The OpenAPI 3.1 document of the service. */
+  async openapi(): Promise<Record<string, any>> {
+    return (await (await this.send('GET', '/', { accept: 'application/openapi+json' })).json()) as Record<string, any>;
+  }
+
+  /** One request to a service URI; a failure (status >= 400) is thrown as a ResourceryError. */
+  async send(method: string, uri: string, headers: Record<string, string>, body?: string): Promise<Response> {
+    const all: Record<string, string> = { ...this.options.headers, ...headers };
+    if (this.options.apiKey) all.authorization = `apikey ${this.options.apiKey}`;
+    const res = await this.doFetch(this.base + uri, { method, headers: all, body });
+    if (res.status >= 400) {
+      const text = await res.text();
+      let parsed: unknown;
+      try {
+        parsed = text ? JSON.parse(text) : undefined;
+      } catch {
+        parsed = text;
+      }
+      throw new ResourceryError(res.status, parsed, res.headers.get('errorinfo'));
+    }
+    return res;
+  }
+}
+
+export function createClient(options: ClientOptions): Client {
+  return new Client(options);
+}

@@ -1,0 +1,149 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { createClient, ResourceryError, type Client } from '@resourcery/client';
+import { createService, type Service } from '@resourcery/core';
+import { createExpressMiddleware } from '@resourcery/express';
+import { createServer } from '@resourcery/node';
+
+interface Product {
+  Sku: string;
+  Name: string;
+  Price: number;
+  Tags?: string[];
+}
+
+/** Names hold every character that must survive a URI: & / = % < > ! ' and operators. */
+const PRODUCTS: Product[] = [
+  { Sku: 'B-1', Name: 'Nuts&Bolts', Price: 4 },
+  { Sku: 'S-7', Name: 'Saw 1/2"', Price: 25 },
+  { Sku: 'E-2', Name: 'a=b', Price: 7 },
+  { Sku: 'P-5', Name: '100% cotton', Price: 12 },
+  { Sku: 'O-9', Name: '>=<!=', Price: 3 },
+  { Sku: 'Q-1', Name: "it's (new)*", Price: 30 },
+  { Sku: '007', Name: 'null', Price: 1 },
+];
+
+function makeService(): Service {
+  const service = createService({ apiKeys: [{ key: 'k-1', allow: [{ resources: ['*'], methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] }] }] });
+  service.addResource({
+    name: 'Shop.Product',
+    schema: { type: 'object', properties: { Sku: { type: 'string' }, Name: { type: 'string' }, Price: { type: 'number' }, Tags: { type: 'array' } }, required: ['Sku', 'Name', 'Price'] },
+    views: [{ name: 'Cheap', conditions: 'Price<10' }],
+  });
+  return service;
+}
+
+const adapters: Array<[string, (service: Service) => http.Server]> = [
+  ['node', (service) => createServer(service, { basePath: '/api' })],
+  ['express', (service) => http.createServer(express().use('/api', createExpressMiddleware(service)))],
+];
+
+describe.each(adapters)('@resourcery/client against %s', (_name, serve) => {
+  let service: Service;
+  let server: http.Server;
+  let client: Client;
+
+  beforeAll(async () => {
+    service = makeService();
+    server = serve(service);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    client = createClient({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/`, apiKey: 'k-1' });
+    const res = await client.resource<Product>('Shop.Product').post(PRODUCTS);
+    expect(res.inserted).toBe(PRODUCTS.length);
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => server.close(resolve));
+    await service.close();
+  });
+
+  const products = () => client.resource<Product>('Shop.Product');
+
+  test.each(PRODUCTS.map((p) => [p.Name, p]))('a value with special characters survives: %s', async (name, product) => {
+    expect(await products().where('Name', '=', name).get()).toEqual([product]);
+    expect(await products().where({ Name: name }).count()).toBe(1);
+  });
+
+  test('a numeric-looking string stays a string, and the string "null" is not null', async () => {
+    expect(products().where({ Sku: '007' }).uri()).toBe("/Shop.Product/Sku='007'");
+    expect((await products().where({ Sku: '007' }).get()).map((p) => p.Name)).toEqual(['null']);
+    expect(await products().where('Name', '=', null).get()).toEqual([]);
+  });
+
+  test('conditions and meta-conditions build the URI a person would write', async () => {
+    const q = products().where('Price', '>', 5).where('Price', '<=', 25).orderDesc('Price').limit(2).select('Name', 'Price');
+    expect(q.uri()).toBe('/Shop.Product/Price>5&Price<=25/order_desc=Price&limit=2&select=Name,Price');
+    expect(await q.get()).toEqual([{ Name: 'Saw 1/2"', Price: 25 }, { Name: '100% cotton', Price: 12 }]);
+    expect(await products().orderAsc('Price').offset(1).limit(1).select('Sku').get()).toEqual([{ Sku: 'O-9' }]);
+    expect(await products().where('Price', '<', 5).rename({ Name: 'Title' }).select('Title').orderAsc('Title').get()).toEqual([{ Title: '>=<!=' }, { Title: 'Nuts&Bolts' }, { Title: 'null' }]);
+    expect(await products().select('Name').add('Name.Length').where({ Sku: 'B-1' }).get()).toEqual([{ Name: 'Nuts&Bolts', 'Name.Length': 10 }]);
+  });
+
+  test('search and search_regex with characters that must be encoded', async () => {
+    expect((await products().search('w 1/2').get()).map((p) => p.Sku)).toEqual(['S-7']);
+    expect((await products().searchRegex(/\d+% c/).get()).map((p) => p.Sku)).toEqual(['P-5']);
+    expect((await products().search('s&b').get()).map((p) => p.Sku)).toEqual(['B-1']);
+  });
+
+  test('views, exists, first', async () => {
+    expect(products().view('Cheap').uri()).toBe('/Shop.Product-Cheap');
+    expect(await products().view('Cheap').count()).toBe(4);
+    expect(await products().where({ Name: 'missing' }).exists()).toBe(false);
+    expect(await products().where({ Name: 'a=b' }).exists()).toBe(true);
+    expect(await products().orderDesc('Price').first()).toEqual(PRODUCTS[5]);
+  });
+
+  test('macros: /$name with the caller adding conditions', async () => {
+    await client.resource('Service.Admin.Macro').post({ Name: 'Pricey', Uri: '/Shop.Product/Price>10/order_asc=Price' });
+    expect(client.macro('Pricey').where('Name', '!=', 'x').uri()).toBe("/$Pricey/Name!='x'");
+    expect((await client.macro<Product>('Pricey').get()).map((p) => p.Sku)).toEqual(['P-5', 'S-7', 'Q-1']);
+    expect((await client.macro<Product>('Pricey').where('Price', '<', 20).get()).map((p) => p.Sku)).toEqual(['P-5']);
+  });
+
+  test('writes: PATCH, PUT, DELETE and unsafe', async () => {
+    const q = products().where({ Sku: 'E-2' });
+    expect((await q.patch({ Price: 8 })).data).toEqual([{ Sku: 'E-2', Name: 'a=b', Price: 8 }]);
+    expect((await products().where({ Sku: 'N-1' }).put({ Sku: 'N-1', Name: 'new & shiny', Price: 2 })).status).toBe(201);
+    const many = products().where('Price', '<', 3);
+    await expect(many.delete()).rejects.toMatchObject({ status: 400, code: 'AmbiguousMatch' });
+    expect((await many.unsafe().delete()).deleted).toBe(2);
+    await products().post([{ Sku: '007', Name: 'null', Price: 1 }]);
+    await products().where({ Sku: 'E-2' }).patch({ Price: 7 });
+  });
+
+  test('errors are thrown as values with code, status and the Error record link', async () => {
+    const error: ResourceryError = await products().where('Nope', '=', 1).get().catch((e) => e);
+    expect(error).toBeInstanceOf(ResourceryError);
+    expect(error).toMatchObject({ status: 404, code: 'UnknownProperty' });
+    expect(error.moreInfoAt).toMatch(/^\/api\/Service\.Admin\.Error\/id=/);
+    const anonymous = createClient({ baseUrl: client['base' as keyof Client] as unknown as string });
+    await expect(anonymous.resource('Shop.Product').get()).rejects.toMatchObject({ status: 401, code: 'NotAuthorized' });
+  });
+
+  test('other content types and the OpenAPI document', async () => {
+    const lines = await (await products().where('Price', '<', 5).orderAsc('Price').as('application/jsonlines')).text();
+    expect(lines.trim().split('\n').map((l) => JSON.parse(l).Sku)).toEqual(['007', 'O-9', 'B-1']);
+    const doc = await client.openapi();
+    expect(doc.paths['/Shop.Product']).toBeDefined();
+  });
+});
+
+describe('URI building', () => {
+  const client = createClient({ baseUrl: 'http://x', fetch: () => { throw new Error('no requests here'); } });
+  test('keys are bare values; strings encoded, never quoted', () => {
+    expect(client.resource('Person').key(7).uri()).toBe('/Person/7');
+    expect(client.resource('Person').key('a/b&c').select('Name').uri()).toBe('/Person/a%2Fb%26c/select=Name');
+  });
+  test('dates, booleans and nested locators', () => {
+    expect(client.resource('E').where('At', '>=', new Date('2024-01-02T03:04:05Z')).where({ 'Address.City': 'Oslo', Active: true }).uri())
+      .toBe("/E/At>=2024-01-02T03%3A04%3A05.000Z&Address.City='Oslo'&Active=true");
+  });
+  test('a repeated meta-condition is replaced, and order_asc replaces order_desc', () => {
+    expect(client.resource('E').limit(5).limit(10).orderDesc('A').orderAsc('B').uri()).toBe('/E/_/limit=10&order_asc=B');
+  });
+  test('bad input is refused before any request', () => {
+    expect(() => client.resource('E').where('', '=', 1)).toThrow(TypeError);
+    expect(() => client.resource('E').where('A', '~' as never, 1)).toThrow(TypeError);
+    expect(() => client.resource('E').where('A', '=', Number.NaN)).toThrow(TypeError);
+  });
+});
