@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import type http from 'node:http';
-import { createService, ServiceError, type Method, type ResourceDefinition, type Service, type ServiceOptions, type Storage } from '@resourcery/core';
+import { createService, ServiceError, type Entity, type Method, type ResourceDefinition, type Service, type ServiceOptions, type Storage } from '@resourcery/core';
 import { createNodeListener } from '@resourcery/node';
 import { createServer as createHttpServer } from 'node:http';
 import { isDatabase, type ServeOptions } from './args.js';
@@ -80,7 +80,7 @@ function readOnlyAdmin(adminStorage: ServiceOptions['adminStorage']): ServiceOpt
 }
 
 /** Declares the resources with what the config file says of them. */
-function addResources(service: Service, resources: ServedResource[], storage: (name: string) => Storage, config: CliConfig, readOnly: boolean): void {
+function addResources(service: Service, resources: ServedResource[], storage: (name: string) => Storage, config: CliConfig, readOnly: boolean, inferKey: (name: string) => string | undefined = () => undefined): void {
   for (const { name, singular } of resources) {
     const settings = configFor(config, name) ?? {};
     const definition: ResourceDefinition = {
@@ -89,6 +89,7 @@ function addResources(service: Service, resources: ServedResource[], storage: (n
       description: settings.description ?? (singular ? `${name} (one entity)` : undefined),
       schema: settings.schema,
       views: settings.views,
+      key: settings.key ?? (singular ? undefined : inferKey(name)),
     };
     if (readOnly || settings.readOnly) definition.methods = READ;
     else if (singular) definition.methods = SINGULAR;
@@ -99,6 +100,29 @@ function addResources(service: Service, resources: ServedResource[], storage: (n
       throw new ConfigError(`resources.${name}: ${(e as Error).message}`);
     }
   }
+}
+
+/**
+ * The key json-server users expect: `id` (or `Id`) when every entity has one and no two
+ * share it; `id` for an empty resource, so the first POST gets id 1. Otherwise none (the
+ * config file's `key` names another).
+ */
+export function inferKey(entities: readonly Entity[]): string | undefined {
+  if (entities.length === 0) return 'id';
+  for (const name of ['id', 'Id', 'ID']) {
+    const values = new Set<unknown>();
+    let ok = true;
+    for (const e of entities) {
+      const v = e[name];
+      if (v === undefined || v === null || typeof v === 'object' || values.has(v)) {
+        ok = false;
+        break;
+      }
+      values.add(v);
+    }
+    if (ok) return name;
+  }
+  return undefined;
 }
 
 function configFor(config: CliConfig, name: string) {
@@ -119,12 +143,13 @@ export async function createFileService(options: SourceOptions & Partial<Pick<Se
   const resources = [...store.resources.keys()].map((name) => ({ name, singular: store.singular.has(name) }));
   checkConfigNames(config, resources, options.file);
   const service = createService(serviceOptions(options, config, (name) => store.adminStorage(name)));
-  addResources(service, resources, (name) => store.storage(name), config, options.readOnly ?? false);
+  const infer = (name: string) => inferKey(store.resources.get(name)!.all());
+  addResources(service, resources, (name) => store.storage(name), config, options.readOnly ?? false, infer);
   if (options.watch) {
     store.watch((name) => {
       // A key the edit added becomes a resource now (restarting is not needed).
       resources.push({ name, singular: store.singular.has(name) });
-      addResources(service, [resources[resources.length - 1]], (n) => store.storage(n), config, options.readOnly ?? false);
+      addResources(service, [resources[resources.length - 1]], (n) => store.storage(n), config, options.readOnly ?? false, infer);
     });
   }
   return { service, store, resources };

@@ -92,3 +92,22 @@ describe('start-up', () => {
     expect((await readdir(dir)).sort()).toEqual(['db.json', 'db.json.bak', 'other.json.4242.tmp']);
   });
 });
+
+describe('the key json-server users expect (DESIGN 13)', () => {
+  test('id present in every entity is the key: /posts/1 answers it, POST generates the next id, saved to the file', async () => {
+    const { service, store } = await createFileService({ file, apiKeys: [], allowPrivateDestinations: false });
+    expect((await json(service, 'GET', '/posts/1')).body).toEqual([{ id: 1, title: 'first' }]);
+    expect((await json(service, 'POST', '/posts', { title: 'second' })).body).toEqual([{ title: 'second', id: 2 }]);
+    expect((await json(service, 'POST', '/posts', { id: 2, title: 'again' })).status).toBe(409);
+    await store.idle();
+    expect(JSON.parse(await readFile(file, 'utf8')).posts).toEqual([{ id: 1, title: 'first' }, { title: 'second', id: 2 }]);
+  });
+
+  test('no key when an entity lacks id or two share one; the config file can name another', async () => {
+    await writeFile(file, JSON.stringify({ a: [{ id: 1 }, { name: 'no id' }], b: [{ id: 1 }, { id: 1 }], c: [{ sku: 'X-1' }] }));
+    const { service } = await createFileService({ file, apiKeys: [], allowPrivateDestinations: false }, { resources: { c: { key: 'sku' } } });
+    expect((await json(service, 'GET', '/a/1')).status).toBe(400);
+    expect((await json(service, 'GET', '/b/1')).status).toBe(400);
+    expect((await json(service, 'GET', '/c/X-1')).body).toEqual([{ sku: 'X-1' }]);
+  });
+});

@@ -1,5 +1,6 @@
 import type { Caller } from './caller.js';
 import { ServiceError } from './errors.js';
+import { checkUnique, fillKeys } from './key.js';
 import type { Entity, Predicate } from './query/conditions.js';
 import { evaluate, pagingCanBePushedDown, type CompiledQuery, type EvaluateOptions } from './query/evaluate.js';
 import { literalValue } from './query/literal.js';
@@ -119,8 +120,11 @@ async function prepare(op: OperationContext, entity: Entity, existing?: Entity):
 
 async function insert(op: OperationContext, entities: Entity[]): Promise<Result> {
   const { resource } = op;
+  // Keys are filled and checked inside the resource's exclusive section (see OPERATIONS), so two inserts cannot take one key.
+  if (resource.key) await fillKeys(resource.key, resource.schema, resource.storage, entities);
   const stored: Entity[] = [];
   for (const e of entities) stored.push(await prepare(op, e));
+  if (resource.key) await checkUnique(resource.name, resource.key, resource.storage, stored);
   await resource.storage.write({ insert: stored });
   await resource.definition.afterWrite?.();
   await resource.hooks.afterInsert?.(stored, op.caller);
@@ -163,7 +167,7 @@ const post: Operation = async (op) => {
   const entities = await op.input();
   // Upserts decide insert-or-update from what they read: one at a time per resource, so two cannot both insert.
   if (op.query.meta.safepost) return op.resource.exclusive(() => safepost(op, entities));
-  return insert(op, entities);
+  return op.resource.key ? op.resource.exclusive(() => insert(op, entities)) : insert(op, entities);
 };
 
 const put: Operation = async (op) => {

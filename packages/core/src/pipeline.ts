@@ -33,7 +33,8 @@ export async function handle(service: Service, request: PlainRequest, depth = 0,
     if (parsed.macro) parsed = await service.macros.rewrite(parsed, ctx);
     const resource = service.resources.resolve(parsed.resource === '' ? LISTING : parsed.resource);
     ctx.resource = resource;
-    if (parsed.error) throw parsed.error;
+    // A bare value (`/posts/1`) is no error for a resource with a key.
+    if (parsed.error && !(parsed.bare !== undefined && resource.key)) throw parsed.error;
     const caller: Caller = { context: ctx.context, principal, method: ctx.method };
     const authorize = (name: string, method: string) => service.authorize(caller, name, method);
     authorize(resource.name, ctx.method);

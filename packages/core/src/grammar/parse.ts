@@ -41,6 +41,12 @@ export interface ParsedUri {
    * resource has been resolved, so that error records name the resource.
    */
   error: ServiceError | null;
+  /**
+   * A lone value with no operator in the conditions part (`/posts/1`): it addresses the
+   * resource's key, which only the resource knows (DESIGN 13). Composite keys: `7,3`.
+   * `error` then says how to write a condition; it is raised only when the resource has no key.
+   */
+  bare?: string;
 }
 
 const cache = new Lru<string, ParsedUri>(2000);
@@ -72,14 +78,26 @@ function parseUncached(uri: string): ParsedUri {
   let error: ServiceError | null = tooManyParts ?? queryStringError(uri, path);
   let conditions: Condition[] = [];
   let meta: MetaEntry[] = [];
+  const items = raw.conditions ?? [];
+  let bare: string | undefined;
+  if (items.length === 1 && items[0].op === null && items[0].text !== '') {
+    // A lone item with no operator may be a key value; its error stands unless the resource has a key.
+    try {
+      bare = decode(items[0].text, 'key value');
+      toCondition(items[0]);
+    } catch (e) {
+      if (!ServiceError.is(e)) throw e;
+      error ??= e;
+    }
+  }
   try {
-    conditions = (raw.conditions ?? []).map(toCondition);
+    conditions = bare === undefined ? items.map(toCondition) : [];
     meta = (raw.meta ?? []).map(toMetaEntry);
   } catch (e) {
     if (!ServiceError.is(e)) throw e;
     error ??= e;
   }
-  return { resource, macro: raw.resource.macro, view: view === '' ? null : view, conditions, meta, error };
+  return bare === undefined ? { resource, macro: raw.resource.macro, view: view === '' ? null : view, conditions, meta, error } : { resource, macro: raw.resource.macro, view: view === '' ? null : view, conditions, meta, error, bare };
 }
 
 /** `?...` is never read: a 400 that shows the same query in the path (a fragment is ignored). */
@@ -101,7 +119,7 @@ function toCondition(item: RawItem): Condition {
   if (item.op === null) {
     const decoded = decodeLoose(item.text);
     const hint = decoded === item.text ? '' : ` (written '${short(item.text)}': percent-encoded characters other than %3C and %3E are data, not operators)`;
-    throw new ServiceError('InvalidConditionOperator', `No valid operator in condition '${short(decoded)}' at position ${item.offset}${hint}. Operators are =, !=, <, >, <=, >=`);
+    throw new ServiceError('InvalidConditionOperator', `No valid operator in condition '${short(decoded)}' at position ${item.offset}${hint}. Operators are =, !=, <, >, <=, >=: write <property>=<value>, e.g. id=${short(decoded)} (a bare value addresses an entity only in a resource that declares a key)`);
   }
   // A raw operator character right after the operator is a typo (`Age==3`, `Age<>3`); encoded ones are data.
   if (/^(=|<|>|!=)/.test(item.value)) {

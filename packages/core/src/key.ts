@@ -1,0 +1,98 @@
+/**
+ * Entity keys (DESIGN 13): a resource may declare `key`, one property or several. A bare
+ * value in the conditions position addresses it (`/Person/7` is `/Person/Id=7`; a composite
+ * key takes its values in order, comma-separated: `/Order/7,3`); POST fills a missing key
+ * (integers: the next value; otherwise a UUID); an insert whose key is taken is 409.
+ */
+import { randomUUID } from 'node:crypto';
+import { ServiceError } from './errors.js';
+import type { Condition } from './grammar/parse.js';
+import { compileConditions, type Entity } from './query/conditions.js';
+import { parseLiteral } from './query/literal.js';
+import { findKey, Locator } from './query/locator.js';
+import type { JsonSchema } from './query/schema-types.js';
+import type { Storage } from './storage/storage.js';
+
+/** The declared key as a list of property names, or null. */
+export function keyProperties(key: string | readonly string[] | undefined, resource: string): readonly string[] | null {
+  if (key === undefined) return null;
+  const names = typeof key === 'string' ? [key] : [...key];
+  if (names.length === 0 || names.some((n) => typeof n !== 'string' || !/^[^./&=<>!,]+$/.test(n))) {
+    throw new Error(`Invalid key of '${resource}': name one property or several (no dots, commas or operator characters)`);
+  }
+  return names;
+}
+
+/** The conditions a bare value stands for; 400 naming the condition form when the resource has no key. */
+export function keyConditions(resource: string, key: readonly string[] | null, bare: string): Condition[] {
+  if (key === null) {
+    throw new ServiceError('InvalidConditionOperator', `'${bare}' has no operator, and '${resource}' declares no key for a bare value to address: write a condition such as /${resource}/id=${bare} (<property>=<value>)`);
+  }
+  const values = key.length === 1 ? [bare] : bare.split(',');
+  if (values.length !== key.length) {
+    throw new ServiceError('InvalidConditionSyntax', `'${resource}' has a key of ${key.length} properties (${key.join(', ')}): write its values in that order, comma-separated, as in /${resource}/${key.map((k) => `<${k}>`).join(',')}`);
+  }
+  return key.map((name, i) => ({ locator: new Locator(name), op: '=' as const, value: parseLiteral(values[i]), text: `${name}=${values[i]}` }));
+}
+
+/** Whether the schema says a key property holds whole numbers. */
+function integerKey(schema: JsonSchema | undefined, name: string): boolean | undefined {
+  const property = (schema as { properties?: Record<string, { type?: string | string[] }> } | undefined)?.properties?.[name];
+  if (property?.type === undefined) return undefined;
+  const types = Array.isArray(property.type) ? property.type : [property.type];
+  return types.includes('integer') || types.includes('number');
+}
+
+/**
+ * Fills a missing single key in each entity: the next whole number after the largest
+ * stored (and earlier in the batch) when the key holds numbers, else a UUID. Call while
+ * the resource's writes are serialized, so two POSTs cannot take one number.
+ */
+export async function fillKeys(key: readonly string[], schema: JsonSchema | undefined, storage: Storage, entities: Entity[]): Promise<void> {
+  const missing = entities.filter((e) => key.some((k) => findKey(e, k) === undefined || e[findKey(e, k)!] === null));
+  if (missing.length === 0) return;
+  if (key.length > 1) throw new ServiceError('InvalidResourceEntity', `Every entity needs its key (${key.join(', ')}): a key of several properties is not generated`);
+  const name = key[0];
+  let numeric = integerKey(schema, name);
+  let next = 1;
+  if (numeric !== false) {
+    const { entities: stored } = await storage.select({ conditions: [], predicate: null, order: null, offset: 0, limit: -1 });
+    let sawOther = false;
+    const consider = (e: Entity) => {
+      const k = findKey(e, name);
+      const v = k === undefined ? undefined : e[k];
+      if (typeof v === 'number' && Number.isInteger(v)) next = Math.max(next, v + 1);
+      else if (v !== undefined && v !== null) sawOther = true;
+    };
+    for await (const e of stored as AsyncIterable<Entity>) consider(e);
+    for (const e of entities) consider(e);
+    // Schemaless: numbers when the stored keys are numbers (or there are none yet), like json-server.
+    numeric ??= !sawOther;
+  }
+  for (const e of missing) e[findKey(e, name) ?? name] = numeric ? next++ : randomUUID();
+}
+
+/** 409 Conflict when an entity to insert has the key of a stored entity or of another in the batch. */
+export async function checkUnique(resource: string, key: readonly string[], storage: Storage, entities: readonly Entity[]): Promise<void> {
+  const seen = new Set<string>();
+  for (const e of entities) {
+    const values = key.map((k) => e[findKey(e, k) ?? k]);
+    const shown = key.map((k, i) => `${k}=${JSON.stringify(values[i])}`).join('&');
+    const id = JSON.stringify(values);
+    if (seen.has(id)) throw new ServiceError('Conflict', `Two entities of the body have the key ${shown}`);
+    seen.add(id);
+    const conditions: Condition[] = key.map((k, i) => ({ locator: new Locator(k), op: '=', value: literalOf(values[i]), text: `${k}=${String(values[i])}` }));
+    const predicate = compileConditions(conditions);
+    const found = await storage.select({ conditions, predicate, order: null, offset: 0, limit: -1 });
+    for await (const s of found.entities as AsyncIterable<Entity>) {
+      if (found.conditionsApplied || predicate === null || predicate(s)) throw new ServiceError('Conflict', `'${resource}' already has an entity with the key ${shown}`);
+    }
+  }
+}
+
+/** A stored value as a literal that matches exactly that value (a string stays a string). */
+function literalOf(value: unknown): Condition['value'] {
+  if (value === null || value === undefined) return { kind: 'null' };
+  if (typeof value === 'string') return { kind: 'string', value };
+  return parseLiteral(String(value));
+}
