@@ -95,3 +95,15 @@ describe('keys are unique', () => {
     expect((await call(service, 'POST', '/Person', { body: { Id: '7', Name: 'text id' } })).status).toBe(201);
   });
 });
+
+describe('an operator typo is never taken for a key value', () => {
+  test.each(['Name~Ada', 'Id!7', 'Id^7'])('/Person/%s is 400 InvalidConditionOperator', async (item) => {
+    const r = await call(service, 'GET', `/Person/${item}`);
+    expect(r.status).toBe(400);
+    expect(r.json.ErrorCode).toBe('InvalidConditionOperator');
+  });
+
+  test('an encoded ~ is data: /Person/%7E7 looks up the key "~7"', async () => {
+    expect((await call(service, 'GET', '/Person/%7E7')).status).toBe(204);
+  });
+});

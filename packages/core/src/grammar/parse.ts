@@ -80,8 +80,9 @@ function parseUncached(uri: string): ParsedUri {
   let meta: MetaEntry[] = [];
   const items = raw.conditions ?? [];
   let bare: string | undefined;
-  if (items.length === 1 && items[0].op === null && items[0].text !== '') {
-    // A lone item with no operator may be a key value; its error stands unless the resource has a key.
+  // A lone item with no operator may be a key value; its error stands unless the resource has a key.
+  // Written with an operator-like character (`Age~3`, `Age!3`) it is an operator typo, never a key.
+  if (items.length === 1 && items[0].op === null && items[0].text !== '' && !/[~!<>=^*]/.test(items[0].text)) {
     try {
       bare = decode(items[0].text, 'key value');
       toCondition(items[0]);
