@@ -2,6 +2,7 @@ import { watch as watchDir, type FSWatcher } from 'node:fs';
 import { open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { MemoryStorage, ServiceError, type Entity, type SelectQuery, type SelectResult, type Storage, type WriteBatch } from '@resourcery/core';
+import { writeJsonInSlices } from './serialize.js';
 
 /** Admin data kept in the file beside the resources, so a restart keeps it (logs are not kept). */
 const PERSISTED_ADMIN = new Set(['service.admin.macro', 'service.admin.webhook', 'service.admin.webhookoutbox']);
@@ -178,7 +179,8 @@ export class FileStore {
     try {
       const handle = await open(tmp, 'w');
       try {
-        await handle.writeFile(JSON.stringify(data, null, 2) + '\n');
+        // writeFile on a handle writes all of the text from the current position (write() may write part of it).
+        await writeJsonInSlices(data, (text) => handle.writeFile(text));
         await handle.sync();
       } finally {
         await handle.close();
