@@ -238,7 +238,7 @@ export function banner(served: Pick<Served, 'url' | 'resources'>, options: Serve
   const width = Math.max(0, ...served.resources.map((r) => r.name.length));
   for (const r of served.resources) lines.push(`  ${served.url}/${r.name}${r.singular ? `${' '.repeat(width - r.name.length)}  (one entity)` : ''}`);
   if (served.resources.length === 0) lines.push('  (none)');
-  lines.push('', `Home:    ${served.url}/`);
+  lines.push('', `Home:    ${served.url}/  (the explorer in a browser${options.staticDir !== undefined ? ', or index.html of --static' : ''})`);
   if (options.staticDir !== undefined) lines.push(`Static:  files of ${options.staticDir}`);
   const notes = [];
   if (options.readOnly) notes.push('read-only');
