@@ -11,8 +11,8 @@ export interface RunningExample {
  * Runs an example as a reader would (`node examples/<dir>/server.mjs`, on the built
  * packages) with PORT=0, and resolves once it prints its http://127.0.0.1:<port> line.
  */
-export function startExample(file: string): Promise<RunningExample> {
-  const child = spawn(process.execPath, [path.join(__dirname, file)], { env: { ...process.env, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+export function startExample(file: string, env: Record<string, string> = {}): Promise<RunningExample> {
+  const child = spawn(process.execPath, [path.join(__dirname, file)], { env: { ...process.env, ...env, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   return new Promise((resolve, reject) => {
     const onData = (chunk: Buffer) => {
