@@ -45,7 +45,7 @@ describe.each([
 
   test('a customer cannot touch another user\'s order, nor delete at all', async () => {
     const patch = await fetch(`${api}/Order/Id=1`, { method: 'PATCH', headers: { ...json, ...as('bob-session') }, body: JSON.stringify({ Qty: 9 }) });
-    expect((await patch.json()).Data).toEqual([]);
+    expect(((await patch.json()) as { Data: unknown[] }).Data).toEqual([]);
     expect((await fetch(`${api}/Order/Id=2`, { method: 'DELETE', headers: as('bob-session') })).status).toBe(403);
     expect((await fetch(`${api}/Order/Id=2`, { method: 'DELETE', headers: as('root-session') })).status).toBe(200);
   });
