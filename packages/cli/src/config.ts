@@ -7,8 +7,8 @@ import type { ApiKeyConfig, CorsOptions, ViewDefinition } from '@resourcery/core
 /** What a config file may say about one resource. */
 export interface ResourceConfig {
   description?: string;
-  /** Refused for now: resource keys are not in the core yet (issue 12). */
-  key?: string;
+  /** The key property (one name, or several for a composite key): see docs/keys.md. Default: id/Id when every entity has one. */
+  key?: string | string[];
   /** JSON Schema of one entity. */
   schema?: Record<string, unknown>;
   views?: ViewDefinition[];
@@ -107,8 +107,9 @@ function resourceProblems(at: string, r: unknown, problems: string[], unknown: U
   }
   unknown(`${at}.`, r, ['description', 'key', 'schema', 'views', 'readOnly']);
   if (r.description !== undefined && typeof r.description !== 'string') problems.push(`${at}.description: must be a string`);
-  // Kept in the schema of the file so that configs written for resource keys are told, not ignored.
-  if (r.key !== undefined) problems.push(`${at}.key: resource keys are not supported by this version yet; address entities with a condition (/${at.slice('resources.'.length)}/id=7)`);
+  const key = r.key;
+  const names = typeof key === 'string' ? [key] : Array.isArray(key) ? key : null;
+  if (key !== undefined && (names === null || names.length === 0 || names.some((n) => typeof n !== 'string' || n === ''))) problems.push(`${at}.key: must be a property name ("id") or a list of them (["shop", "no"])`);
   if (r.schema !== undefined && !isObject(r.schema)) problems.push(`${at}.schema: must be a JSON Schema object`);
   if (r.readOnly !== undefined && typeof r.readOnly !== 'boolean') problems.push(`${at}.readOnly: must be true or false`);
   if (r.views !== undefined) {

@@ -98,7 +98,7 @@ describe('a config that cannot be used stops the start with every problem named 
     for (const problem of [
       /resourcery\.config\.json is not a valid config/,
       /resource: unknown setting/,
-      /resources\.posts\.key: resource keys are not supported by this version yet; address entities with a condition \(\/posts\/id=7\)/,
+      /resources\.posts\.key: must be a property name \("id"\) or a list of them/,
       /resources\.posts\.views\[0\]: needs a "name"/,
       /resources\.posts\.schema: must be a JSON Schema object/,
       /apiKeys\[0\]: needs a non-empty "key"/,
