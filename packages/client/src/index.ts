@@ -28,6 +28,7 @@ export class ResourceryError extends Error {
   readonly moreInfoAt?: string;
   readonly body: unknown;
 
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- error bodies are JSON of any shape
   constructor(status: number, body: any, errorInfo: string | null) {
     super(body?.Message ?? `HTTP ${status}`);
     this.name = 'ResourceryError';
@@ -252,7 +253,9 @@ export class Client {
   }
 
   /** The OpenAPI 3.1 document of the service. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- an OpenAPI document is JSON of any shape
   async openapi(): Promise<Record<string, any>> {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- an OpenAPI document is JSON of any shape
     return (await (await this.send('GET', '/', { accept: 'application/openapi+json' })).json()) as Record<string, any>;
   }
 

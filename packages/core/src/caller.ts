@@ -6,6 +6,7 @@ import type { Method } from './http/types.js';
  * `service.handle(request, { context })`) and the principal `authenticate` made of it.
  * Every hook and rule receives it.
  */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- defaults that accept any app context and principal
 export interface Caller<C = any, P = any> {
   context: C;
   /** What `authenticate` returned; undefined when the service has no authentication. */
@@ -25,6 +26,7 @@ export interface CallerRequest {
  * Turns a request (and the app's context) into a principal, or throws: a ServiceError
  * as it is, anything else becomes 401 NotAuthorized (a bad token is the caller's problem).
  */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- defaults that accept any app context
 export type Authenticate<C = any, P = unknown> = (request: CallerRequest, context: C) => P | Promise<P>;
 
 /** Options of `service.handle`. */

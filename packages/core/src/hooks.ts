@@ -7,6 +7,7 @@ import type { Entity } from './query/conditions.js';
  * an `after` hook runs once the change is stored (a throw then answers an error, the
  * change stays). Reads see the entities as clients do (after toOutput).
  */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- defaults that accept any app context and principal
 export interface ResourceHooks<T extends object = Entity, C = any, P = any> {
   /** Before GET, HEAD and REPORT. */
   beforeRead?: (caller: Caller<C, P>) => void | Promise<void>;

@@ -10,6 +10,7 @@ import { typeConditions, type JsonSchema } from './query/schema-types.js';
  * Who may use a resource, and which of its rows (DESIGN 13). Both are asked with the
  * caller and the method, REPORT and HEAD asked as GET.
  */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- defaults that accept any app context and principal
 export interface ResourceRules<T extends object = Entity, C = any, P = any> {
   /** Whether the caller may use the method at all; false answers 403 Forbidden. */
   allow?: (caller: Caller<C, P>, method: Method) => boolean;

@@ -16,7 +16,6 @@ import { createServer } from '@resourcery/node';
 const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => p && existsSync(p));
 
 if (CHROMIUM === undefined) {
-  // eslint-disable-next-line no-console
   console.log('explorer-browser: SKIPPED, no chromium found (apt-get install -y chromium, or set CHROMIUM_PATH)');
 }
 const browserTest = CHROMIUM === undefined ? test.skip : test;

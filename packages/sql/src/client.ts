@@ -2,6 +2,7 @@ import type { PGlite } from '@electric-sql/pglite';
 
 /** What the storage needs from a database client: a PGlite instance, a `pg` Pool or Client. */
 export interface SqlClient {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- rows of any table, as pg returns them
   query(text: string, params?: any[]): Promise<{ rows: any[] }>;
 }
 
@@ -18,7 +19,9 @@ interface PoolClient extends SqlClient {
 
 /** Runs single statements and transactions on a client, whatever its kind. */
 export interface Session {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- rows of any table
   query(text: string, params?: string[]): Promise<any[]>;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- rows of any table
   transaction<T>(fn: (query: (text: string, params?: string[]) => Promise<any[]>) => Promise<T>): Promise<T>;
 }
 

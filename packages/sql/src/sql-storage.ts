@@ -162,6 +162,7 @@ export class SqlStorage implements Storage {
     const inserts = batch.insert ?? [];
     if (updates.size === 0 && deletes.size === 0 && inserts.length === 0) return;
 
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- rows of any table
     const run = async (query: (text: string, params?: string[]) => Promise<any[]>) => {
       let versions: Array<{ id: string; version: string }> = [];
       if (updates.size > 0) {

@@ -100,6 +100,7 @@ interface Segment {
   index: number | null;
 }
 
+// eslint-disable-next-line no-control-regex -- control characters are what this refuses
 const ASCII = /^[\x00-\x7f]*$/;
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
@@ -124,6 +125,7 @@ function segmentOf(text: string, params: Params): Segment | null {
     spellings: spellings.map((s) => params.add(s)),
     lower: folds ? params.add(lower) : null,
     // JSON.stringify writes keys as they are but for '"', '\\' and control characters.
+    // eslint-disable-next-line no-control-regex -- control characters are what this refuses
     quoted: folds && !/["\\\x00-\x1f]/.test(lower) ? params.add(`"${lower}"`) : null,
     kelvin: lower.includes('k'),
     isLength: lower === 'length',

@@ -22,6 +22,7 @@ export function compileConditions(conditions: readonly Condition[]): Predicate |
   }
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- comparisons take values of every JSON type (hot path, no narrowing)
 type Cmp = (a: any, b: any) => boolean;
 const CMP: Record<Operator, Cmp> = {
   '=': (a, b) => a === b,

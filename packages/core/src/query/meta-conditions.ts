@@ -72,6 +72,7 @@ function locator(key: string, value: string): Locator {
   return new Locator(value);
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- lists of locators or names, typed by the caller
 function list(key: string, value: string, raw = false): any[] {
   const items = value.split(',').map((s) => s.trim());
   if (items.some((s) => s === '')) bad(key, value, 'a comma-separated list of property locators');

@@ -66,7 +66,7 @@ export function compileSearchRegex(value: string): SearchPredicate {
  */
 export function safeRegExp(pattern: string, caseSensitive: boolean): LinearRegExp {
   const key = `${caseSensitive ? 'cs' : 'ci'}/${pattern}`;
-  let re = regexCache.get(key);
+  const re = regexCache.get(key);
   if (re) return re;
   if (pattern.length > MAX_PATTERN) throw new ServiceError('InvalidMetaConditionValueType', `The regular expression is longer than ${MAX_PATTERN} characters`);
   let js: RegExp;
