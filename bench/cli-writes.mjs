@@ -43,7 +43,11 @@ async function measure(size, dir) {
     const writer = async () => {
       while (Date.now() < end) {
         const t = performance.now();
-        const r = await fetch(`${url}/items`, { method: 'POST', headers: HEADERS, body: JSON.stringify({ id: next++, name: 'new', price: 1 }) });
+        const r = await fetch(`${url}/items`, {
+          method: 'POST',
+          headers: HEADERS,
+          body: JSON.stringify({ id: next++, name: 'new', price: 1 }),
+        });
         await r.text();
         if (r.status !== 201) throw new Error(`POST answered ${r.status}`);
         worstWrite = Math.max(worstWrite, performance.now() - t);
@@ -64,7 +68,10 @@ async function measure(size, dir) {
     const seconds = (performance.now() - t0) / 1000;
     return { size, writesPerSecond: writes / seconds, worstWriteMs: worstWrite, worstGetMs: worstGet, gets };
   } finally {
-    await new Promise((resolve) => { child.once('exit', resolve); child.kill('SIGKILL'); });
+    await new Promise((resolve) => {
+      child.once('exit', resolve);
+      child.kill('SIGKILL');
+    });
   }
 }
 
@@ -74,7 +81,9 @@ try {
   console.log('|---:|---:|---:|---:|');
   for (const size of SIZES) {
     const r = await measure(size, dir);
-    console.log(`| ${size.toLocaleString('en')} | ${r.writesPerSecond.toFixed(1)} | ${r.worstWriteMs.toFixed(0)} | ${r.worstGetMs.toFixed(0)} |`);
+    console.log(
+      `| ${size.toLocaleString('en')} | ${r.writesPerSecond.toFixed(1)} | ${r.worstWriteMs.toFixed(0)} | ${r.worstGetMs.toFixed(0)} |`,
+    );
   }
 } finally {
   await rm(dir, { recursive: true, force: true });

@@ -17,11 +17,11 @@ const COLUMNS = ['id', 'Name', 'Age', 'Email', 'City', 'Active'];
 
 /** What each case's server does for `GET /Person` (and `GET /Person/_/limit=n` as warm-up). */
 const CASES = {
-  'jsonl': { what: 'JSON Lines, Resourcery', accept: 'application/jsonlines', serve: serveLibrary },
+  jsonl: { what: 'JSON Lines, Resourcery', accept: 'application/jsonlines', serve: serveLibrary },
   'jsonl-hand': { what: 'JSON Lines, hand-written node:http', accept: 'application/jsonlines', serve: serveHandJsonLines },
-  'excel': { what: 'Excel, Resourcery', accept: EXCEL, serve: serveLibrary },
+  excel: { what: 'Excel, Resourcery', accept: EXCEL, serve: serveLibrary },
   'excel-hand': { what: 'Excel, exceljs alone into node:http', accept: EXCEL, serve: serveHandExcel },
-  'json': { what: 'JSON envelope, Resourcery (built in memory)', accept: 'application/json', serve: serveLibrary },
+  json: { what: 'JSON envelope, Resourcery (built in memory)', accept: 'application/json', serve: serveLibrary },
 };
 
 // ---- servers (child processes) -------------------------------------------------------
@@ -82,12 +82,18 @@ async function child(name, count) {
 function get(port, path, accept) {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    http.get({ host: '127.0.0.1', port, path, headers: { accept } }, (res) => {
-      let bytes = 0;
-      res.on('data', (chunk) => { bytes += chunk.length; });
-      res.on('end', () => (res.statusCode === 200 ? resolve({ ms: performance.now() - started, bytes }) : reject(new Error(`status ${res.statusCode}`))));
-      res.on('error', reject);
-    }).on('error', reject);
+    http
+      .get({ host: '127.0.0.1', port, path, headers: { accept } }, (res) => {
+        let bytes = 0;
+        res.on('data', (chunk) => {
+          bytes += chunk.length;
+        });
+        res.on('end', () =>
+          res.statusCode === 200 ? resolve({ ms: performance.now() - started, bytes }) : reject(new Error(`status ${res.statusCode}`)),
+        );
+        res.on('error', reject);
+      })
+      .on('error', reject);
   });
 }
 
@@ -130,7 +136,12 @@ async function lineWriters(count, rounds) {
     return { ms: performance.now() - started, chunks };
   };
   const ours = () => drain(jsonLines.write({ kind: 'entities', entities }, { params: {}, elapsedMs: () => 0 }));
-  const perEntity = () => drain(Readable.from(entities).pipe(new Transform({ writableObjectMode: true, transform: (entity, _, cb) => cb(null, `${JSON.stringify(entity)}\n`) })));
+  const perEntity = () =>
+    drain(
+      Readable.from(entities).pipe(
+        new Transform({ writableObjectMode: true, transform: (entity, _, cb) => cb(null, `${JSON.stringify(entity)}\n`) }),
+      ),
+    );
   const runs = { ours: [], perEntity: [] };
   await ours();
   await perEntity();
@@ -159,10 +170,12 @@ async function main() {
       runs[name].push(await measure(name, count));
     }
   }
-  const results = Object.fromEntries(names.map((n) => {
-    const of = (key) => median(runs[n].map((run) => run[key]));
-    return [n, { ms: of('ms'), bytes: runs[n][0].bytes, baselineMb: of('baselineMb'), peakMb: of('peakMb') }];
-  }));
+  const results = Object.fromEntries(
+    names.map((n) => {
+      const of = (key) => median(runs[n].map((run) => run[key]));
+      return [n, { ms: of('ms'), bytes: runs[n][0].bytes, baselineMb: of('baselineMb'), peakMb: of('peakMb') }];
+    }),
+  );
   process.stderr.write('JSON Lines writers in process...\n');
   const writers = await lineWriters(count, rounds);
   const excelRatio = results.excel.ms / results['excel-hand'].ms;
@@ -180,10 +193,15 @@ async function main() {
   console.log(`\nExcel: Resourcery / exceljs alone = ${excelRatio.toFixed(2)}x time (target <= 1.2x)`);
   console.log(`JSON Lines: Resourcery / hand-written = ${jsonlRatio.toFixed(2)}x time`);
   console.log(`\nJSON Lines writers, in process, ${count.toLocaleString('en-US')} entities:`);
-  console.log(table(['writer', 'ms', 'chunks'], [
-    ['Resourcery (lines batched into ~64 KiB chunks)', fmt(writers.oursMs), writers.oursChunks],
-    ['object-mode Transform per entity (as ndjson.stringify)', fmt(writers.perEntityMs), writers.perEntityChunks],
-  ]));
+  console.log(
+    table(
+      ['writer', 'ms', 'chunks'],
+      [
+        ['Resourcery (lines batched into ~64 KiB chunks)', fmt(writers.oursMs), writers.oursChunks],
+        ['object-mode Transform per entity (as ndjson.stringify)', fmt(writers.perEntityMs), writers.perEntityChunks],
+      ],
+    ),
+  );
 }
 
 const serve = process.argv.find((a) => a.startsWith('--serve='));

@@ -28,7 +28,11 @@ function normalise(body) {
 
 /** Header names and values, except those that vary per response (Date, and Content-Length with TimeElapsedMs). */
 function stableHeaders(headers) {
-  return JSON.stringify(Object.entries(headers).filter(([k]) => k !== 'date' && k !== 'content-length').sort());
+  return JSON.stringify(
+    Object.entries(headers)
+      .filter(([k]) => k !== 'date' && k !== 'content-length')
+      .sort(),
+  );
 }
 
 /** Same status, headers and body (TimeElapsedMs normalised) from every server. */
@@ -39,8 +43,10 @@ async function verifyIdentical(servers, reqPath, options = {}) {
   rest.forEach((a, i) => {
     const name = servers[i + 1].name;
     if (a.status !== first.status) throw new Error(`${name} answered ${a.status}, ${servers[0].name} ${first.status}`);
-    if (stableHeaders(a.headers) !== stableHeaders(first.headers)) throw new Error(`${name}: headers ${stableHeaders(a.headers)} differ from ${servers[0].name}'s ${stableHeaders(first.headers)}`);
-    if (normalise(a.body) !== normalise(first.body)) throw new Error(`${name}: body differs from ${servers[0].name}\n${a.body}\n${first.body}`);
+    if (stableHeaders(a.headers) !== stableHeaders(first.headers))
+      throw new Error(`${name}: headers ${stableHeaders(a.headers)} differ from ${servers[0].name}'s ${stableHeaders(first.headers)}`);
+    if (normalise(a.body) !== normalise(first.body))
+      throw new Error(`${name}: body differs from ${servers[0].name}\n${a.body}\n${first.body}`);
   });
   return normalise(first.body);
 }
@@ -73,16 +79,19 @@ async function withServers(specs, fn) {
 /** GET over 10k entities: the node adapter against bare node:http (naive and hand-tuned). */
 async function nodeAdapter(load, quick) {
   const data = writeDataFile('people-10k.json', 10_000);
-  return withServers([
-    ['resourcery (node adapter)', 'servers/node-adapter.mjs', [data]],
-    ['bare node:http', 'servers/node-bare.mjs', [data]],
-    ['bare node:http, top-k', 'servers/node-bare.mjs', [data, '--top-k']],
-  ], async ([lib, bare, best]) => {
-    const sample = await verifyIdentical([lib, bare, best], NODE_PATH);
-    const targets = { lib: target(lib, NODE_PATH), bare: target(bare, NODE_PATH), best: target(best, NODE_PATH) };
-    const m = await measure(load, targets, settings(quick));
-    return { sample, ...m, ...ratios(m, 'bare'), ratioBest: m.rps.lib / m.rps.best, cpuRatioBest: cpuRatio(m, 'best') };
-  });
+  return withServers(
+    [
+      ['resourcery (node adapter)', 'servers/node-adapter.mjs', [data]],
+      ['bare node:http', 'servers/node-bare.mjs', [data]],
+      ['bare node:http, top-k', 'servers/node-bare.mjs', [data, '--top-k']],
+    ],
+    async ([lib, bare, best]) => {
+      const sample = await verifyIdentical([lib, bare, best], NODE_PATH);
+      const targets = { lib: target(lib, NODE_PATH), bare: target(bare, NODE_PATH), best: target(best, NODE_PATH) };
+      const m = await measure(load, targets, settings(quick));
+      return { sample, ...m, ...ratios(m, 'bare'), ratioBest: m.rps.lib / m.rps.best, cpuRatioBest: cpuRatio(m, 'best') };
+    },
+  );
 }
 
 /** The CLI against json-server 0.17 serving copies of the same file, equivalent query. */
@@ -93,19 +102,28 @@ async function jsonServer(load, quick) {
   copyFileSync(data, mine);
   copyFileSync(data, theirs);
   const port = await freePort();
-  return withServers([
-    ['resourcery (CLI)', CLI, ['serve', mine, '--port', '0']],
-    ['json-server 0.17', JSON_SERVER, [theirs, '--port', String(port), '--host', '127.0.0.1', '--quiet'], { port, readyPath: '/Person?_limit=1' }],
-  ], async ([lib, js]) => {
-    const a = await request(lib.url, RESOURCERY_PATH);
-    const b = await request(js.url, JSON_SERVER_PATH);
-    const ours = JSON.parse(a.body).Data;
-    const theirsData = JSON.parse(b.body);
-    if (JSON.stringify(ours) !== JSON.stringify(theirsData)) throw new Error(`json-server selects other entities than resourcery:\n${b.body}\n${a.body}`);
-    const targets = { lib: target(lib, RESOURCERY_PATH), js: target(js, JSON_SERVER_PATH) };
-    const m = await measure(load, targets, settings(quick));
-    return { ...m, ...ratios(m, 'js'), bytes: { resourcery: a.body.length, jsonServer: b.body.length } };
-  });
+  return withServers(
+    [
+      ['resourcery (CLI)', CLI, ['serve', mine, '--port', '0']],
+      [
+        'json-server 0.17',
+        JSON_SERVER,
+        [theirs, '--port', String(port), '--host', '127.0.0.1', '--quiet'],
+        { port, readyPath: '/Person?_limit=1' },
+      ],
+    ],
+    async ([lib, js]) => {
+      const a = await request(lib.url, RESOURCERY_PATH);
+      const b = await request(js.url, JSON_SERVER_PATH);
+      const ours = JSON.parse(a.body).Data;
+      const theirsData = JSON.parse(b.body);
+      if (JSON.stringify(ours) !== JSON.stringify(theirsData))
+        throw new Error(`json-server selects other entities than resourcery:\n${b.body}\n${a.body}`);
+      const targets = { lib: target(lib, RESOURCERY_PATH), js: target(js, JSON_SERVER_PATH) };
+      const m = await measure(load, targets, settings(quick));
+      return { ...m, ...ratios(m, 'js'), bytes: { resourcery: a.body.length, jsonServer: b.body.length } };
+    },
+  );
 }
 
 /**
@@ -127,22 +145,30 @@ async function posts(load, quick) {
     copyFileSync(data, mine);
     copyFileSync(data, theirs);
     const port = await freePort();
-    await withServers([
-      ['resourcery (CLI)', CLI, ['serve', mine, '--port', '0']],
-      ['json-server 0.17', JSON_SERVER, [theirs, '--port', String(port), '--host', '127.0.0.1', '--quiet'], { port, readyPath: '/Person?_limit=1' }],
-    ], async ([lib, js]) => {
-      for (const s of [lib, js]) {
-        const res = await request(s.url, '/Person', { method: 'POST', headers, body: POST_BODY });
-        if (res.status !== 201) throw new Error(`${s.name}: POST answered ${res.status}: ${res.body}`);
-      }
-      const post = { method: 'POST', headers, body: POST_BODY };
-      const targets = { lib: target(lib, '/Person', post), js: target(js, '/Person', post) };
-      const m = await measure(load, r % 2 ? { js: targets.js, lib: targets.lib } : targets, { rounds: 1, duration, warmup: 0.5 });
-      for (const k of ['lib', 'js']) {
-        figures[k].push(m.rps[k]);
-        if (m.perCpuSecond[k]) perCpu[k].push(m.perCpuSecond[k]);
-      }
-    });
+    await withServers(
+      [
+        ['resourcery (CLI)', CLI, ['serve', mine, '--port', '0']],
+        [
+          'json-server 0.17',
+          JSON_SERVER,
+          [theirs, '--port', String(port), '--host', '127.0.0.1', '--quiet'],
+          { port, readyPath: '/Person?_limit=1' },
+        ],
+      ],
+      async ([lib, js]) => {
+        for (const s of [lib, js]) {
+          const res = await request(s.url, '/Person', { method: 'POST', headers, body: POST_BODY });
+          if (res.status !== 201) throw new Error(`${s.name}: POST answered ${res.status}: ${res.body}`);
+        }
+        const post = { method: 'POST', headers, body: POST_BODY };
+        const targets = { lib: target(lib, '/Person', post), js: target(js, '/Person', post) };
+        const m = await measure(load, r % 2 ? { js: targets.js, lib: targets.lib } : targets, { rounds: 1, duration, warmup: 0.5 });
+        for (const k of ['lib', 'js']) {
+          figures[k].push(m.rps[k]);
+          if (m.perCpuSecond[k]) perCpu[k].push(m.perCpuSecond[k]);
+        }
+      },
+    );
   }
   const rps = { lib: median(figures.lib), js: median(figures.js) };
   const perCpuSecond = { lib: perCpu.lib.length ? median(perCpu.lib) : null, js: perCpu.js.length ? median(perCpu.js) : null };
@@ -153,14 +179,17 @@ async function posts(load, quick) {
 async function nodeSmall(load, quick) {
   const data = writeDataFile('people-50.json', 50);
   const reqPath = '/Person/id=7';
-  return withServers([
-    ['resourcery (node adapter)', 'servers/node-small.mjs', [data, 'adapter']],
-    ['bare node:http', 'servers/node-small.mjs', [data, 'bare']],
-  ], async ([lib, bare]) => {
-    const sample = await verifyIdentical([lib, bare], reqPath);
-    const m = await measure(load, { lib: target(lib, reqPath), bare: target(bare, reqPath) }, settings(quick));
-    return { sample, ...m, ...ratios(m, 'bare') };
-  });
+  return withServers(
+    [
+      ['resourcery (node adapter)', 'servers/node-small.mjs', [data, 'adapter']],
+      ['bare node:http', 'servers/node-small.mjs', [data, 'bare']],
+    ],
+    async ([lib, bare]) => {
+      const sample = await verifyIdentical([lib, bare], reqPath);
+      const m = await measure(load, { lib: target(lib, reqPath), bare: target(bare, reqPath) }, settings(quick));
+      return { sample, ...m, ...ratios(m, 'bare') };
+    },
+  );
 }
 
 /**
@@ -171,21 +200,32 @@ function frameworkSuite(framework) {
   return async (load, quick) => {
     const adapter = await import(`@resourcery/${framework}`);
     const factory = framework === 'express' ? 'createExpressMiddleware' : 'createKoaMiddleware';
-    if (typeof adapter[factory] !== 'function') return { skipped: `@resourcery/${framework} does not export ${factory} yet (the adapter is a stub)` };
+    if (typeof adapter[factory] !== 'function')
+      return { skipped: `@resourcery/${framework} does not export ${factory} yet (the adapter is a stub)` };
     const data = writeDataFile('people-50.json', 50);
     const reqPath = '/api/Person/id=7';
-    return withServers([
-      [`resourcery (${framework} adapter)`, `servers/${framework}.mjs`, [data, 'adapter']],
-      [`bare ${framework}`, `servers/${framework}.mjs`, [data, 'bare']],
-    ], async ([lib, bare]) => {
-      const sample = await verifyIdentical([lib, bare], reqPath);
-      const m = await measure(load, { lib: target(lib, reqPath), bare: target(bare, reqPath) }, settings(quick));
-      return { sample, ...m, ...ratios(m, 'bare') };
-    });
+    return withServers(
+      [
+        [`resourcery (${framework} adapter)`, `servers/${framework}.mjs`, [data, 'adapter']],
+        [`bare ${framework}`, `servers/${framework}.mjs`, [data, 'bare']],
+      ],
+      async ([lib, bare]) => {
+        const sample = await verifyIdentical([lib, bare], reqPath);
+        const m = await measure(load, { lib: target(lib, reqPath), bare: target(bare, reqPath) }, settings(quick));
+        return { sample, ...m, ...ratios(m, 'bare') };
+      },
+    );
   };
 }
 
-export const SUITES = { node: nodeAdapter, nodesmall: nodeSmall, express: frameworkSuite('express'), koa: frameworkSuite('koa'), jsonserver: jsonServer, post: posts };
+export const SUITES = {
+  node: nodeAdapter,
+  nodesmall: nodeSmall,
+  express: frameworkSuite('express'),
+  koa: frameworkSuite('koa'),
+  jsonserver: jsonServer,
+  post: posts,
+};
 
 export async function run({ quick = false, only = null, log = () => {} } = {}) {
   const load = await startLoadGenerator();
@@ -214,7 +254,15 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     const rows = [];
     for (const [name, x] of Object.entries(r)) {
       if (x.error || x.skipped) rows.push([name, x.error ? 'error' : 'skipped', (x.error ?? x.skipped).split('\n')[0]]);
-      else rows.push([name, Object.entries(x.rps).map(([k, v]) => `${k} ${fmt(v)}/s`).join(', '), `${x.ratio.toFixed(2)}x`, x.cpuRatio ? `${x.cpuRatio.toFixed(2)}x` : '-']);
+      else
+        rows.push([
+          name,
+          Object.entries(x.rps)
+            .map(([k, v]) => `${k} ${fmt(v)}/s`)
+            .join(', '),
+          `${x.ratio.toFixed(2)}x`,
+          x.cpuRatio ? `${x.cpuRatio.toFixed(2)}x` : '-',
+        ]);
     }
     console.log(table(['suite', 'requests/s (median)', 'ratio', 'per CPU-s'], rows));
     console.log(JSON.stringify(r, null, 1));

@@ -33,7 +33,11 @@ const READS = {
 
 const SUBJECTS = [
   { key: 'resourcery', name: 'resourcery serve', spec: (file) => [CLI, ['serve', file, '--port', '0', '-q']] },
-  { key: 'v017', name: 'json-server 0.17.4', spec: (file, port) => [JSON_SERVER_017, [file, '--port', String(port), '--host', '127.0.0.1', '--quiet']] },
+  {
+    key: 'v017',
+    name: 'json-server 0.17.4',
+    spec: (file, port) => [JSON_SERVER_017, [file, '--port', String(port), '--host', '127.0.0.1', '--quiet']],
+  },
   { key: 'v1', name: `json-server ${VERSION_1}`, spec: (file, port) => [JSON_SERVER_1, ['-p', String(port), '-h', '127.0.0.1', file]] },
 ];
 
@@ -57,7 +61,7 @@ async function startAll(data) {
 /** What a server answered, as comparable rows: ids compared as text (1.x stores them as strings). */
 function rows(body) {
   const parsed = JSON.parse(body);
-  const list = Array.isArray(parsed) ? parsed : parsed.Data ?? [parsed];
+  const list = Array.isArray(parsed) ? parsed : (parsed.Data ?? [parsed]);
   return JSON.stringify(list.map((e) => [String(e.id), e.Name, e.Age]));
 }
 
@@ -68,10 +72,17 @@ async function reads(load, quick) {
   try {
     for (const [label, paths] of Object.entries(READS)) {
       const answers = await Promise.all(servers.map((s, i) => request(s.url, paths[SUBJECTS[i].key])));
-      answers.forEach((a, i) => { if (a.status !== 200) throw new Error(`${servers[i].name}: ${paths[SUBJECTS[i].key]} answered ${a.status}`); });
+      answers.forEach((a, i) => {
+        if (a.status !== 200) throw new Error(`${servers[i].name}: ${paths[SUBJECTS[i].key]} answered ${a.status}`);
+      });
       const expected = rows(answers[0].body);
-      answers.forEach((a, i) => { if (rows(a.body) !== expected) throw new Error(`${servers[i].name} answers other entities for "${label}":\n${rows(a.body)}\n${expected}`); });
-      const targets = Object.fromEntries(servers.map((s, i) => [SUBJECTS[i].key, { url: s.url, pid: s.pid, path: paths[SUBJECTS[i].key] }]));
+      answers.forEach((a, i) => {
+        if (rows(a.body) !== expected)
+          throw new Error(`${servers[i].name} answers other entities for "${label}":\n${rows(a.body)}\n${expected}`);
+      });
+      const targets = Object.fromEntries(
+        servers.map((s, i) => [SUBJECTS[i].key, { url: s.url, pid: s.pid, path: paths[SUBJECTS[i].key] }]),
+      );
       out[label] = await measure(load, targets, quick ? { rounds: 3, duration: 1, warmup: 1 } : { rounds: 6, duration: 1.2, warmup: 1.5 });
     }
   } finally {
@@ -88,7 +99,9 @@ async function startupOnce(subject, data) {
   const began = performance.now();
   const child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'ignore'], cwd: BENCH });
   let printed = '';
-  child.stdout.setEncoding('utf8').on('data', (c) => { printed += c; });
+  child.stdout.setEncoding('utf8').on('data', (c) => {
+    printed += c;
+  });
   try {
     const deadline = began + 60_000;
     for (;;) {
@@ -132,8 +145,17 @@ try {
 if (opts.json) process.stdout.write(`${JSON.stringify(result)}\n`);
 else {
   const names = SUBJECTS.map((s) => s.name);
-  const readRows = Object.entries(result.reads).map(([label, m]) => [`GET ${label} (10k), req/s`, ...SUBJECTS.map((s) => fmt(m.rps[s.key]))]);
-  const cpuRows = Object.entries(result.reads).map(([label, m]) => [`GET ${label} (10k), req per CPU-s`, ...SUBJECTS.map((s) => fmt(m.perCpuSecond[s.key]))]);
-  const startRows = Object.entries(result.startup).map(([size, t]) => [`start-up to first answer, ${Number(size).toLocaleString('en')} entities, ms`, ...SUBJECTS.map((s) => t[s.key].toFixed(0))]);
+  const readRows = Object.entries(result.reads).map(([label, m]) => [
+    `GET ${label} (10k), req/s`,
+    ...SUBJECTS.map((s) => fmt(m.rps[s.key])),
+  ]);
+  const cpuRows = Object.entries(result.reads).map(([label, m]) => [
+    `GET ${label} (10k), req per CPU-s`,
+    ...SUBJECTS.map((s) => fmt(m.perCpuSecond[s.key])),
+  ]);
+  const startRows = Object.entries(result.startup).map(([size, t]) => [
+    `start-up to first answer, ${Number(size).toLocaleString('en')} entities, ms`,
+    ...SUBJECTS.map((s) => t[s.key].toFixed(0)),
+  ]);
   console.log(table(['', ...names], [...readRows, ...cpuRows, ...startRows]));
 }

@@ -34,11 +34,12 @@ function libraryUncached(data) {
 
 /** What a developer writes by hand for the same request. */
 function handWritten(data) {
-  return () => data
-    .filter((e) => e.Age > 30 && e.Name != null)
-    .sort((a, b) => b.Age - a.Age)
-    .slice(0, 50)
-    .map((e) => ({ Name: e.Name, Age: e.Age }));
+  return () =>
+    data
+      .filter((e) => e.Age > 30 && e.Name != null)
+      .sort((a, b) => b.Age - a.Age)
+      .slice(0, 50)
+      .map((e) => ({ Name: e.Name, Age: e.Age }));
 }
 
 /** Hand-tuned: one pass keeping the best 50 (ties keep data order), no full sort. */
@@ -63,9 +64,15 @@ function handTopK(data) {
  * see many shapes, as it does in a real process, before the measured query runs.
  */
 const OTHER_QUERIES = [
-  '/Person/Name=Ann', '/Person/City!=Oslo&Active=true', '/Person/Email=null/order_asc=Name&limit=5',
-  "/Person/Name>'M'&Age<=40/order_desc=City&limit=20", '/Person/id>=500&id<600/select=id', '/Person/Age=44/offset=3&limit=2',
-  '/Person/City=Rome&Age>60/order_asc=Age&limit=3', '/Person/name.length>5/limit=10', '/Person/Active=false&email!=null/order_desc=id&limit=7',
+  '/Person/Name=Ann',
+  '/Person/City!=Oslo&Active=true',
+  '/Person/Email=null/order_asc=Name&limit=5',
+  "/Person/Name>'M'&Age<=40/order_desc=City&limit=20",
+  '/Person/id>=500&id<600/select=id',
+  '/Person/Age=44/offset=3&limit=2',
+  '/Person/City=Rome&Age>60/order_asc=Age&limit=3',
+  '/Person/name.length>5/limit=10',
+  '/Person/Active=false&email!=null/order_desc=id&limit=7',
 ];
 
 function runOtherQueries(data) {
@@ -84,7 +91,11 @@ export async function run({ quick = false } = {}) {
   const hand = handWritten(data);
   const best = handTopK(data);
   const expected = JSON.stringify(hand());
-  for (const [name, fn] of [['library', lib], ['library uncached', uncached], ['hand-tuned top-k', best]]) {
+  for (const [name, fn] of [
+    ['library', lib],
+    ['library uncached', uncached],
+    ['hand-tuned top-k', best],
+  ]) {
     if (JSON.stringify(fn()) !== expected) throw new Error(`query bench: ${name} output differs from the hand-written output`);
   }
 
@@ -135,12 +146,21 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   if (opts.json) process.stdout.write(`${JSON.stringify(r)}\n`);
   else {
     console.log(`${r.uri} over ${r.entities.toLocaleString('en-US')} entities, median of ${r.rounds} rounds`);
-    console.log(table(['subject', 'ms per query', 'speed vs hand-written'], [
-      ['hand-written filter/sort/slice/map', fmt(r.handUs / 1000), '1.00x'],
-      ['hand-tuned single pass with top-k', fmt(r.bestUs / 1000), `${(r.handUs / r.bestUs).toFixed(2)}x`],
-      ['library (cached parse + compiled query)', fmt(r.libraryUs / 1000), `${r.ratio.toFixed(2)}x (${r.ratioBest.toFixed(2)}x the top-k)`],
-      ['library (parse miss + compile each time)', fmt(r.uncachedUs / 1000), `${r.ratioUncached.toFixed(2)}x`],
-    ]));
+    console.log(
+      table(
+        ['subject', 'ms per query', 'speed vs hand-written'],
+        [
+          ['hand-written filter/sort/slice/map', fmt(r.handUs / 1000), '1.00x'],
+          ['hand-tuned single pass with top-k', fmt(r.bestUs / 1000), `${(r.handUs / r.bestUs).toFixed(2)}x`],
+          [
+            'library (cached parse + compiled query)',
+            fmt(r.libraryUs / 1000),
+            `${r.ratio.toFixed(2)}x (${r.ratioBest.toFixed(2)}x the top-k)`,
+          ],
+          ['library (parse miss + compile each time)', fmt(r.uncachedUs / 1000), `${r.ratioUncached.toFixed(2)}x`],
+        ],
+      ),
+    );
     console.log(`parseUri: miss ${fmt(r.parseMissUs)} µs, hit ${fmt(r.parseHitUs)} µs`);
   }
 }

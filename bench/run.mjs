@@ -25,7 +25,11 @@ function child(script) {
     const out = execFileSync(process.execPath, args, { cwd: HERE, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
     return JSON.parse(out.trim().split('\n').pop());
   } catch (error) {
-    return { error: String(error.stderr || error.message).trim().split('\n')[0] };
+    return {
+      error: String(error.stderr || error.message)
+        .trim()
+        .split('\n')[0],
+    };
   }
 }
 
@@ -34,7 +38,17 @@ function machine() {
   return { nproc: os.availableParallelism?.() ?? os.cpus().length, cpu, node: process.version, platform: `${os.type()} ${os.release()}` };
 }
 
-const results = { machine: machine(), quick: opts.quick, date: new Date().toISOString(), load: { start: os.loadavg().map((l) => l.toFixed(2)).join(' ') } };
+const results = {
+  machine: machine(),
+  quick: opts.quick,
+  date: new Date().toISOString(),
+  load: {
+    start: os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' '),
+  },
+};
 if (wanted('query')) {
   log('query evaluation (100k entities)...');
   results.query = child('query.mjs');
@@ -56,49 +70,140 @@ if (results.query) {
   const q = results.query;
   if (q.error) skipped('query evaluation', q);
   else {
-    rows.push(['query: 100k entities, ms/query (lib vs filter/sort/slice/map)', fmt(q.libraryUs / 1000), fmt(q.handUs / 1000), x(q.ratio), '-', '>= 0.8x', verdict(q.ratio >= 0.8)]);
-    rows.push(['  same, vs hand-tuned single pass with top-k', fmt(q.libraryUs / 1000), fmt(q.bestUs / 1000), x(q.ratioBest), '-', '>= 0.5x', verdict(q.ratioBest >= 0.5)]);
-    rows.push(['  same, parse miss + compile on every query', fmt(q.uncachedUs / 1000), fmt(q.handUs / 1000), x(q.ratioUncached), '-', '(info)', '']);
-    rows.push(['  parseUri of that URI, µs: cache miss / hit', `${fmt(q.parseMissUs)} / ${fmt(q.parseHitUs)}`, '-', '-', '-', '(info)', '']);
+    rows.push([
+      'query: 100k entities, ms/query (lib vs filter/sort/slice/map)',
+      fmt(q.libraryUs / 1000),
+      fmt(q.handUs / 1000),
+      x(q.ratio),
+      '-',
+      '>= 0.8x',
+      verdict(q.ratio >= 0.8),
+    ]);
+    rows.push([
+      '  same, vs hand-tuned single pass with top-k',
+      fmt(q.libraryUs / 1000),
+      fmt(q.bestUs / 1000),
+      x(q.ratioBest),
+      '-',
+      '>= 0.5x',
+      verdict(q.ratioBest >= 0.5),
+    ]);
+    rows.push([
+      '  same, parse miss + compile on every query',
+      fmt(q.uncachedUs / 1000),
+      fmt(q.handUs / 1000),
+      x(q.ratioUncached),
+      '-',
+      '(info)',
+      '',
+    ]);
+    rows.push([
+      '  parseUri of that URI, µs: cache miss / hit',
+      `${fmt(q.parseMissUs)} / ${fmt(q.parseHitUs)}`,
+      '-',
+      '-',
+      '-',
+      '(info)',
+      '',
+    ]);
   }
 }
 if (results.node) {
   const n = results.node;
   if (n.error) skipped('node adapter GET', n);
   else {
-    rows.push(['GET 10k, req/s: node adapter vs bare node:http', fmt(n.rps.lib), fmt(n.rps.bare), x(n.ratio), cx(n.cpuRatio), '>= 0.85x', verdict(n.ratio >= 0.85)]);
-    rows.push(['  same, vs bare node:http with top-k', fmt(n.rps.lib), fmt(n.rps.best), x(n.ratioBest), cx(n.cpuRatioBest), '>= 0.5x', verdict(n.ratioBest >= 0.5)]);
+    rows.push([
+      'GET 10k, req/s: node adapter vs bare node:http',
+      fmt(n.rps.lib),
+      fmt(n.rps.bare),
+      x(n.ratio),
+      cx(n.cpuRatio),
+      '>= 0.85x',
+      verdict(n.ratio >= 0.85),
+    ]);
+    rows.push([
+      '  same, vs bare node:http with top-k',
+      fmt(n.rps.lib),
+      fmt(n.rps.best),
+      x(n.ratioBest),
+      cx(n.cpuRatioBest),
+      '>= 0.5x',
+      verdict(n.ratioBest >= 0.5),
+    ]);
   }
 }
 if (results.nodesmall) {
   const n = results.nodesmall;
   if (n.error) skipped('node adapter small GET', n);
-  else rows.push(['  small GET (1 of 50), node adapter vs bare node:http', fmt(n.rps.lib), fmt(n.rps.bare), x(n.ratio), cx(n.cpuRatio), '>= 0.9x', verdict(n.ratio >= 0.9)]);
+  else
+    rows.push([
+      '  small GET (1 of 50), node adapter vs bare node:http',
+      fmt(n.rps.lib),
+      fmt(n.rps.bare),
+      x(n.ratio),
+      cx(n.cpuRatio),
+      '>= 0.9x',
+      verdict(n.ratio >= 0.9),
+    ]);
 }
 for (const name of ['express', 'koa']) {
   const a = results[name];
   if (!a) continue;
   if (a.error || a.skipped) skipped(`${name} adapter GET`, a);
-  else rows.push([`small GET, req/s: ${name} adapter vs bare ${name}`, fmt(a.rps.lib), fmt(a.rps.bare), x(a.ratio), cx(a.cpuRatio), '>= 0.9x', verdict(a.ratio >= 0.9)]);
+  else
+    rows.push([
+      `small GET, req/s: ${name} adapter vs bare ${name}`,
+      fmt(a.rps.lib),
+      fmt(a.rps.bare),
+      x(a.ratio),
+      cx(a.cpuRatio),
+      '>= 0.9x',
+      verdict(a.ratio >= 0.9),
+    ]);
 }
 if (results.jsonserver) {
   const j = results.jsonserver;
   if (j.error) skipped('json-server GET', j);
   else {
-    rows.push(['GET 10k, req/s: CLI vs json-server 0.17 (DESIGN)', fmt(j.rps.lib), fmt(j.rps.js), x(j.ratio), cx(j.cpuRatio), '>= 10x', verdict(j.ratio >= 10)]);
-    rows.push(['  same figures against the issue\'s target', fmt(j.rps.lib), fmt(j.rps.js), x(j.ratio), cx(j.cpuRatio), '>= 3x', verdict(j.ratio >= 3)]);
+    rows.push([
+      'GET 10k, req/s: CLI vs json-server 0.17 (DESIGN)',
+      fmt(j.rps.lib),
+      fmt(j.rps.js),
+      x(j.ratio),
+      cx(j.cpuRatio),
+      '>= 10x',
+      verdict(j.ratio >= 10),
+    ]);
+    rows.push([
+      "  same figures against the issue's target",
+      fmt(j.rps.lib),
+      fmt(j.rps.js),
+      x(j.ratio),
+      cx(j.cpuRatio),
+      '>= 3x',
+      verdict(j.ratio >= 3),
+    ]);
   }
 }
 if (results.post) {
   const p = results.post;
   if (p.error) skipped('POST writes', p);
-  else rows.push(['POST one entity, writes/s: CLI vs json-server', fmt(p.rps.lib), fmt(p.rps.js), x(p.ratio), cx(p.cpuRatio), '(info)', '']);
+  else
+    rows.push(['POST one entity, writes/s: CLI vs json-server', fmt(p.rps.lib), fmt(p.rps.js), x(p.ratio), cx(p.cpuRatio), '(info)', '']);
 }
 if (results.macro) {
   const m = results.macro;
   if (m.error) skipped('parse + macro rewrite', m);
   else {
-    rows.push(['cached parseUri + macro rewrite, µs/request', fmt(m.us.parseAndRewrite), '-', '-', '-', '< 5 µs', verdict(m.us.parseAndRewrite < 5)]);
+    rows.push([
+      'cached parseUri + macro rewrite, µs/request',
+      fmt(m.us.parseAndRewrite),
+      '-',
+      '-',
+      '-',
+      '< 5 µs',
+      verdict(m.us.parseAndRewrite < 5),
+    ]);
     rows.push(['  parseUri hit alone / rewrite alone, µs', `${fmt(m.us.parse)} / ${fmt(m.us.rewrite)}`, '-', '-', '-', '(info)', '']);
   }
 }
@@ -106,9 +211,16 @@ if (results.macro) {
 mkdirSync(RESULTS_DIR, { recursive: true });
 writeFileSync(path.join(RESULTS_DIR, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
 const mc = results.machine;
-console.log(`\nResourcery benchmarks${opts.quick ? ' (--quick)' : ''}: ${mc.nproc} CPUs (${mc.cpu}), Node ${mc.node}, ${Math.round((Date.now() - started) / 1000)} s`);
+console.log(
+  `\nResourcery benchmarks${opts.quick ? ' (--quick)' : ''}: ${mc.nproc} CPUs (${mc.cpu}), Node ${mc.node}, ${Math.round((Date.now() - started) / 1000)} s`,
+);
 console.log('ratio = Resourcery speed / baseline speed (higher is better), medians of rounds run side by side;');
 console.log('per CPU-s = the same ratio in requests per CPU-second of each server process (less sensitive to other load)');
-console.log(`load average at start / end: ${results.load.start} / ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
+console.log(
+  `load average at start / end: ${results.load.start} / ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}\n`,
+);
 console.log(table(['benchmark', 'Resourcery', 'baseline', 'ratio', 'per CPU-s', 'target', ''], rows));
 console.log(`\nRaw figures: ${path.relative(process.cwd(), path.join(RESULTS_DIR, 'latest.json'))}`);

@@ -34,10 +34,17 @@ try {
   log(`loading ${ROWS} rows...`);
   const t0 = Date.now();
   // Rows as the storage writes them (body = JSON text), made in SQL: loading is not measured.
-  await pool.query(`INSERT INTO ${table} (body) SELECT json_build_object('Id', i, 'Name', (ARRAY['Ann','Bo','Cy','Dana','Eve'])[1 + i % 5] || ' ' || md5(i::text),
-    'Age', i % 100, 'City', 'City ' || (i % 500), 'Score', (i::bigint * 7919) % 100000)::text FROM generate_series(1, $1::int) i`, [ROWS]);
+  await pool.query(
+    `INSERT INTO ${table} (body) SELECT json_build_object('Id', i, 'Name', (ARRAY['Ann','Bo','Cy','Dana','Eve'])[1 + i % 5] || ' ' || md5(i::text),
+    'Age', i % 100, 'City', 'City ' || (i % 500), 'Score', (i::bigint * 7919) % 100000)::text FROM generate_series(1, $1::int) i`,
+    [ROWS],
+  );
   // The same indexes serve both sides: expression indexes on the jsonb values.
-  for (const [name, expr] of [['id', `(doc -> 'Id')`], ['age_score', `(doc -> 'Age'), (doc -> 'Score')`], ['city', `(doc ->> 'City')`]]) {
+  for (const [name, expr] of [
+    ['id', `(doc -> 'Id')`],
+    ['age_score', `(doc -> 'Age'), (doc -> 'Score')`],
+    ['city', `(doc ->> 'City')`],
+  ]) {
     await pool.query(`CREATE INDEX ${table}_${name} ON ${table} (${expr})`);
   }
   await pool.query(`ANALYZE ${table}`);
@@ -57,7 +64,12 @@ try {
   const N = Math.floor(ROWS / 2);
   const CASES = [
     ['key lookup', `/Person/Id=${N}`, `SELECT body FROM ${table} WHERE doc -> 'Id' = $1::jsonb`, [String(N)]],
-    ['filter + order + limit', '/Person/Age=42/order_desc=Score&limit=10', `SELECT body FROM ${table} WHERE doc -> 'Age' = $1::jsonb ORDER BY doc -> 'Score' DESC LIMIT 10`, ['42']],
+    [
+      'filter + order + limit',
+      '/Person/Age=42/order_desc=Score&limit=10',
+      `SELECT body FROM ${table} WHERE doc -> 'Age' = $1::jsonb ORDER BY doc -> 'Score' DESC LIMIT 10`,
+      ['42'],
+    ],
     ['search + limit', '/Person/_/search=ann%203&limit=10', `SELECT body FROM ${table} WHERE body ILIKE $1 LIMIT 10`, ['%ann 3%']],
     ['distinct', '/Person/_/select=City&distinct=true', `SELECT DISTINCT doc ->> 'City' FROM ${table}`, []],
   ];
@@ -84,7 +96,13 @@ try {
     const hand = await measure(() => viaPg(text, params));
     const lib = await measure(() => viaLibrary(uri));
     const ratio = typeof hand === 'number' && typeof lib === 'number' ? `${(lib / hand).toFixed(1)}x` : '-';
-    rows.push({ query: name, uri, 'hand-written ms': typeof hand === 'number' ? hand.toFixed(1) : hand, 'library ms': typeof lib === 'number' ? lib.toFixed(1) : lib, ratio });
+    rows.push({
+      query: name,
+      uri,
+      'hand-written ms': typeof hand === 'number' ? hand.toFixed(1) : hand,
+      'library ms': typeof lib === 'number' ? lib.toFixed(1) : lib,
+      ratio,
+    });
     log(JSON.stringify(rows.at(-1)));
   }
   console.log(`rows: ${ROWS}, reps: ${REPS}, node ${process.version}`);

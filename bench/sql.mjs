@@ -64,9 +64,19 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const r = await run(opts);
   if (opts.json) process.stdout.write(`${JSON.stringify(r)}\n`);
   else {
-    console.log(`${r.entities.toLocaleString('en-US')} entities; loading them into PGlite took ${fmt(r.loadMs / 1000)} s; median of ${r.rounds} requests`);
-    console.log(table(['request', 'memory ms', 'SQL (PGlite) ms', 'SQL speed vs memory'], r.results.map((x) => [
-      `${x.method} ${x.uri.length > 70 ? `${x.uri.slice(0, 67)}...` : x.uri}`, fmt(x.memoryMs), fmt(x.sqlMs), `${x.ratio.toFixed(2)}x`,
-    ])));
+    console.log(
+      `${r.entities.toLocaleString('en-US')} entities; loading them into PGlite took ${fmt(r.loadMs / 1000)} s; median of ${r.rounds} requests`,
+    );
+    console.log(
+      table(
+        ['request', 'memory ms', 'SQL (PGlite) ms', 'SQL speed vs memory'],
+        r.results.map((x) => [
+          `${x.method} ${x.uri.length > 70 ? `${x.uri.slice(0, 67)}...` : x.uri}`,
+          fmt(x.memoryMs),
+          fmt(x.sqlMs),
+          `${x.ratio.toFixed(2)}x`,
+        ]),
+      ),
+    );
   }
 }

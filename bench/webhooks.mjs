@@ -95,10 +95,22 @@ async function round(receiver, service, { events, webhooks, rate }) {
   const { delays, last } = await arrived;
   await service.webhooks.idle();
   const sorted = delays.sort((a, b) => a - b);
-  const failed = (await service.handle({ method: 'REPORT', uri: '/Service.Admin.WebhookLog/Success=false', headers: { accept: 'application/json;raw=true' } })).body;
+  const failed = (
+    await service.handle({
+      method: 'REPORT',
+      uri: '/Service.Admin.WebhookLog/Success=false',
+      headers: { accept: 'application/json;raw=true' },
+    })
+  ).body;
   if (failed !== '0') throw new Error(`${failed} delivery attempts failed`);
   const seconds = (last - start) / 1000;
-  return { deliveriesPerSecond: (events * webhooks) / seconds, eventsPerSecond: events / seconds, p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted[sorted.length - 1] };
+  return {
+    deliveriesPerSecond: (events * webhooks) / seconds,
+    eventsPerSecond: events / seconds,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    max: sorted[sorted.length - 1],
+  };
 }
 
 /** The ceiling: the same requests sent by a bare loop of fetch calls, 32 in flight. */
@@ -109,7 +121,11 @@ async function bareFetch(receiver, requests) {
   const lane = async () => {
     while (next < requests) {
       const i = next++;
-      const response = await fetch(`${receiver.url}/in/bare`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([{ Seq: i, RaisedAt: wall() }]) });
+      const response = await fetch(`${receiver.url}/in/bare`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify([{ Seq: i, RaisedAt: wall() }]),
+      });
       await response.body?.cancel();
     }
   };
@@ -150,7 +166,13 @@ export async function run({ quick = false } = {}) {
   const results = setups.map((s) => ({
     name: s.name,
     webhooks: s.webhooks,
-    burst: { events: s.burst, eventsPerSecond: med(s.bursts, 'eventsPerSecond'), deliveriesPerSecond: med(s.bursts, 'deliveriesPerSecond'), p50: med(s.bursts, 'p50'), p99: med(s.bursts, 'p99') },
+    burst: {
+      events: s.burst,
+      eventsPerSecond: med(s.bursts, 'eventsPerSecond'),
+      deliveriesPerSecond: med(s.bursts, 'deliveriesPerSecond'),
+      p50: med(s.bursts, 'p50'),
+      p99: med(s.bursts, 'p99'),
+    },
     paced: { events: s.paced, rate: s.rate, p50: med(s.paceds, 'p50'), p99: med(s.paceds, 'p99'), max: med(s.paceds, 'max') },
   }));
   return { rounds, concurrency: 32, bareFetchPerSecond: median(bare), results };
@@ -164,9 +186,31 @@ else if (import.meta.url === `file://${process.argv[1]}`) {
   else {
     console.log(`webhook delivery to a local node:http receiver; median of ${r.rounds} round(s); delivery concurrency ${r.concurrency}`);
     console.log(`ceiling: a bare loop of fetch calls (32 in flight) to the same receiver: ${fmt(r.bareFetchPerSecond)} requests/s`);
-    console.log(table(['setup', 'events/s', 'deliveries/s', 'vs bare fetch', 'burst p50 ms', 'burst p99 ms', 'paced rate/s', 'paced p50 ms', 'paced p99 ms'], r.results.map((x) => [
-      x.name, fmt(x.burst.eventsPerSecond), fmt(x.burst.deliveriesPerSecond), `${(x.burst.deliveriesPerSecond / r.bareFetchPerSecond).toFixed(2)}x`,
-      fmt(x.burst.p50), fmt(x.burst.p99), String(x.paced.rate), fmt(x.paced.p50), fmt(x.paced.p99),
-    ])));
+    console.log(
+      table(
+        [
+          'setup',
+          'events/s',
+          'deliveries/s',
+          'vs bare fetch',
+          'burst p50 ms',
+          'burst p99 ms',
+          'paced rate/s',
+          'paced p50 ms',
+          'paced p99 ms',
+        ],
+        r.results.map((x) => [
+          x.name,
+          fmt(x.burst.eventsPerSecond),
+          fmt(x.burst.deliveriesPerSecond),
+          `${(x.burst.deliveriesPerSecond / r.bareFetchPerSecond).toFixed(2)}x`,
+          fmt(x.burst.p50),
+          fmt(x.burst.p99),
+          String(x.paced.rate),
+          fmt(x.paced.p50),
+          fmt(x.paced.p99),
+        ]),
+      ),
+    );
   }
 }

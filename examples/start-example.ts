@@ -12,7 +12,10 @@ export interface RunningExample {
  * packages) with PORT=0, and resolves once it prints its http://127.0.0.1:<port> line.
  */
 export function startExample(file: string, env: Record<string, string> = {}): Promise<RunningExample> {
-  const child = spawn(process.execPath, [path.join(__dirname, file)], { env: { ...process.env, ...env, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [path.join(__dirname, file)], {
+    env: { ...process.env, ...env, PORT: '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   return new Promise((resolve, reject) => {
     const onData = (chunk: Buffer) => {
@@ -21,7 +24,9 @@ export function startExample(file: string, env: Record<string, string> = {}): Pr
       if (m) resolve({ origin: m[0], stop: () => stop(child) });
     };
     child.stdout.on('data', onData);
-    child.stderr.on('data', (chunk: Buffer) => { output += chunk; });
+    child.stderr.on('data', (chunk: Buffer) => {
+      output += chunk;
+    });
     child.once('exit', (code) => reject(new Error(`${file} exited with ${code} before listening (run \`pnpm build\` first?):\n${output}`)));
   });
 }

@@ -25,7 +25,12 @@ let failed = 0;
 for (const server of servers) {
   const args = [path.join(kit, 'run.mjs'), ...(server ? ['--server', server] : []), ...files];
   const run = spawnSync('node', args, { encoding: 'utf8' });
-  process.stdout.write(run.stdout.split('\n').filter((l) => !l.startsWith('conformance:')).join('\n'));
+  process.stdout.write(
+    run.stdout
+      .split('\n')
+      .filter((l) => !l.startsWith('conformance:'))
+      .join('\n'),
+  );
   process.stderr.write(run.stderr);
   const m = /conformance: (\d+) passed, (\d+) failed/.exec(run.stdout);
   if (!m) failed++;

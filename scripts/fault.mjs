@@ -21,20 +21,35 @@ const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/
 function start(file) {
   const child = spawn(process.execPath, [CLI, 'serve', file, '--port', '0', '-q'], { stdio: ['ignore', 'pipe', 'pipe'] });
   let err = '';
-  child.stderr.on('data', (d) => { err += d; });
+  child.stderr.on('data', (d) => {
+    err += d;
+  });
   return new Promise((resolve, reject) => {
     let out = '';
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`server did not start: ${err}`)); }, 15000);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`server did not start: ${err}`));
+    }, 15000);
     child.stdout.on('data', (d) => {
       out += d;
       const m = /http:\/\/127\.0\.0\.1:\d+/.exec(out);
-      if (m) { clearTimeout(timer); resolve({ child, url: m[0], stderr: () => err }); }
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, url: m[0], stderr: () => err });
+      }
     });
-    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`server exited (${code}): ${err}`)); });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited (${code}): ${err}`));
+    });
   });
 }
 
-const stop = (child) => new Promise((resolve) => { child.once('exit', resolve); child.kill('SIGKILL'); });
+const stop = (child) =>
+  new Promise((resolve) => {
+    child.once('exit', resolve);
+    child.kill('SIGKILL');
+  });
 
 async function killDuringWrites(round, dir) {
   const file = path.join(dir, `kill-${round}.json`);
@@ -47,10 +62,16 @@ async function killDuringWrites(round, dir) {
     while (!killed) {
       const id = next++;
       try {
-        const r = await fetch(`${url}/items`, { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify({ id, pad: 'x'.repeat(200) }) });
+        const r = await fetch(`${url}/items`, {
+          method: 'POST',
+          headers: JSON_HEADERS,
+          body: JSON.stringify({ id, pad: 'x'.repeat(200) }),
+        });
         if (r.status === 201) acked.add(id);
         else await r.text();
-      } catch { return; }
+      } catch {
+        return;
+      }
     }
   };
   const writers = Array.from({ length: WRITERS }, writer);
@@ -66,7 +87,9 @@ async function killDuringWrites(round, dir) {
   await stop(again.child);
   const leftovers = (await readdir(dir)).filter((n) => n.startsWith(`kill-${round}.json.`));
   const ok = lost.length === 0 && served.length === saved.size && leftovers.length === 0;
-  console.log(`kill -9 round ${round + 1}: ${acked.size} acknowledged, ${saved.size} in the file, ${lost.length} lost, restart serves ${served.length}, leftover temp files ${leftovers.length} -> ${ok ? 'ok' : 'FAIL'}`);
+  console.log(
+    `kill -9 round ${round + 1}: ${acked.size} acknowledged, ${saved.size} in the file, ${lost.length} lost, restart serves ${served.length}, leftover temp files ${leftovers.length} -> ${ok ? 'ok' : 'FAIL'}`,
+  );
   return ok;
 }
 
@@ -76,7 +99,13 @@ async function diskFull(dir) {
   try {
     execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=512k', 'tmpfs', mnt], { stdio: 'pipe' });
   } catch (e) {
-    console.log(`disk full: skipped (cannot mount a tmpfs here: ${String(e.stderr || e.message).trim().split('\n')[0]})`);
+    console.log(
+      `disk full: skipped (cannot mount a tmpfs here: ${
+        String(e.stderr || e.message)
+          .trim()
+          .split('\n')[0]
+      })`,
+    );
     return true;
   }
   try {
@@ -107,7 +136,11 @@ async function diskFull(dir) {
       'every acknowledged write is in the file': acked.every((id) => saved.includes(id)),
     };
     const ok = Object.values(checks).every(Boolean);
-    console.log(`disk full (512 KiB tmpfs): ${acked.length} acknowledged before ENOSPC; ${Object.entries(checks).map(([k, v]) => `${k}: ${v ? 'yes' : 'NO'}`).join('; ')} -> ${ok ? 'ok' : 'FAIL'}`);
+    console.log(
+      `disk full (512 KiB tmpfs): ${acked.length} acknowledged before ENOSPC; ${Object.entries(checks)
+        .map(([k, v]) => `${k}: ${v ? 'yes' : 'NO'}`)
+        .join('; ')} -> ${ok ? 'ok' : 'FAIL'}`,
+    );
     return ok;
   } finally {
     execFileSync('umount', [mnt]);

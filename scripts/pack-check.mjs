@@ -33,12 +33,19 @@ function check(name, fn) {
     console.log(`FAIL ${name}\n${e.stdout ?? ''}${e.stderr ?? ''}${e.stdout || e.stderr ? '' : e.message}`);
   }
 }
-const run = (cmd, args, cwd = app) => execFileSync(cmd, args, { cwd, stdio: 'pipe', encoding: 'utf8', env: { ...process.env, npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' } });
+const run = (cmd, args, cwd = app) =>
+  execFileSync(cmd, args, {
+    cwd,
+    stdio: 'pipe',
+    encoding: 'utf8',
+    env: { ...process.env, npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' },
+  });
 
 check(`pnpm pack (${packages.length} packages), no workspace: ranges left`, () => {
   // Under `pnpm run`, npm_execpath is pnpm itself: works even where pnpm is not on PATH (npx).
   const pnpm = /pnpm/.test(process.env.npm_execpath ?? '') ? [process.execPath, process.env.npm_execpath] : ['pnpm'];
-  for (const p of packages) run(pnpm[0], [...pnpm.slice(1), 'pack', '--pack-destination', tarballs], join(root, 'packages', p.name.replace('@resourcery/', '')));
+  for (const p of packages)
+    run(pnpm[0], [...pnpm.slice(1), 'pack', '--pack-destination', tarballs], join(root, 'packages', p.name.replace('@resourcery/', '')));
   for (const file of readdirSync(tarballs)) {
     const manifest = run('tar', ['-xOzf', join(tarballs, file), 'package/package.json'], tarballs);
     if (manifest.includes('workspace:')) throw new Error(`${file} still has a workspace: range`);
@@ -50,7 +57,18 @@ check(`pnpm pack (${packages.length} packages), no workspace: ranges left`, () =
 writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'fresh-app', private: true, version: '1.0.0' }, null, 2));
 check('npm install --engine-strict of the tarballs (+ typescript, @types/node 20, express, koa)', () => {
   const files = readdirSync(tarballs).map((f) => join(tarballs, f));
-  run('npm', ['install', '--engine-strict', '--no-package-lock', ...files, 'typescript@5.9.3', '@types/node@20', 'express@5', '@types/express@5', 'koa@3', '@types/koa@3']);
+  run('npm', [
+    'install',
+    '--engine-strict',
+    '--no-package-lock',
+    ...files,
+    'typescript@5.9.3',
+    '@types/node@20',
+    'express@5',
+    '@types/express@5',
+    'koa@3',
+    '@types/koa@3',
+  ]);
 });
 
 const service = `service.addResource({ name: 'Person' });
@@ -64,7 +82,9 @@ if (text !== '[{"Name":"Alan"}]') throw new Error('unexpected answer ' + text);
 console.log('served', text);`;
 
 check('ESM app (import) serving over node:http, with Express and Koa middleware loaded', () => {
-  writeFileSync(join(app, 'esm.mjs'), `import { createService } from '@resourcery/core';
+  writeFileSync(
+    join(app, 'esm.mjs'),
+    `import { createService } from '@resourcery/core';
 import { createServer } from '@resourcery/node';
 import { createExpressMiddleware } from '@resourcery/express';
 import { createKoaMiddleware } from '@resourcery/koa';
@@ -75,12 +95,15 @@ ${service}
 express().use('/api', createExpressMiddleware(service));
 new Koa().use(createKoaMiddleware(service));
 ${serveAndGet}
-`);
+`,
+  );
   run(process.execPath, ['esm.mjs']);
 });
 
 check('CommonJS app (require) serving over node:http', () => {
-  writeFileSync(join(app, 'cjs.cjs'), `const { createService } = require('@resourcery/core');
+  writeFileSync(
+    join(app, 'cjs.cjs'),
+    `const { createService } = require('@resourcery/core');
 const { createServer } = require('@resourcery/node');
 require('@resourcery/express');
 require('@resourcery/koa');
@@ -89,7 +112,8 @@ const service = createService();
 ${service}
 ${serveAndGet}
 })().catch((e) => { console.error(e); process.exit(1); });
-`);
+`,
+  );
   run(process.execPath, ['cjs.cjs']);
 });
 
@@ -108,17 +132,38 @@ const e: ServiceError = new ServiceError('NotAcceptable', 'x');
 export { answer, server, listener, mw, kmw, e };
 `;
 writeFileSync(join(app, 'typed.ts'), typed);
-for (const [module, moduleResolution] of [['nodenext', 'nodenext'], ['commonjs', 'node10']]) {
+for (const [module, moduleResolution] of [
+  ['nodenext', 'nodenext'],
+  ['commonjs', 'node10'],
+]) {
   for (const interop of [false, true]) {
     check(`strict tsc --noEmit, module ${module}, esModuleInterop ${interop}, skipLibCheck false`, () => {
-      writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({ compilerOptions: { strict: true, noEmit: true, module, moduleResolution, target: 'es2022', esModuleInterop: interop, allowSyntheticDefaultImports: interop, skipLibCheck: false, types: ['node'] }, files: ['typed.ts'] }));
+      writeFileSync(
+        join(app, 'tsconfig.json'),
+        JSON.stringify({
+          compilerOptions: {
+            strict: true,
+            noEmit: true,
+            module,
+            moduleResolution,
+            target: 'es2022',
+            esModuleInterop: interop,
+            allowSyntheticDefaultImports: interop,
+            skipLibCheck: false,
+            types: ['node'],
+          },
+          files: ['typed.ts'],
+        }),
+      );
       run(process.execPath, [join(app, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json']);
     });
   }
 }
 
 check('node:test unit test through service.handle (no server)', () => {
-  writeFileSync(join(app, 'person.test.mjs'), `import { test } from 'node:test';
+  writeFileSync(
+    join(app, 'person.test.mjs'),
+    `import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createService } from '@resourcery/core';
 test('a resource answers without HTTP', async () => {
@@ -128,9 +173,11 @@ test('a resource answers without HTTP', async () => {
   assert.equal(res.status, 200);
   assert.deepEqual(JSON.parse(res.body), [{ Name: 'Alan', Age: 41 }]);
 });
-`);
+`,
+  );
   const r = spawnSync(process.execPath, ['--test', 'person.test.mjs'], { cwd: app, encoding: 'utf8' });
-  if (r.status !== 0 || !/# pass 1/.test(r.stdout)) throw Object.assign(new Error('node --test failed'), { stdout: r.stdout, stderr: r.stderr });
+  if (r.status !== 0 || !/# pass 1/.test(r.stdout))
+    throw Object.assign(new Error('node --test failed'), { stdout: r.stdout, stderr: r.stderr });
 });
 
 if (!process.argv.includes('--keep')) rmSync(work, { recursive: true, force: true });

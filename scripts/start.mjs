@@ -25,7 +25,12 @@ function stale(pkg) {
   const root = `packages/${pkg}`;
   const built = mtimeUnder(`${root}/dist`, Math.min);
   if (built === undefined) return true;
-  const inputs = [mtimeUnder(`${root}/src`, Math.max), ...['package.json', 'tsup.config.ts', 'peggy.config.json'].map((f) => (existsSync(`${root}/${f}`) ? statSync(`${root}/${f}`).mtimeMs : undefined))];
+  const inputs = [
+    mtimeUnder(`${root}/src`, Math.max),
+    ...['package.json', 'tsup.config.ts', 'peggy.config.json'].map((f) =>
+      existsSync(`${root}/${f}`) ? statSync(`${root}/${f}`).mtimeMs : undefined,
+    ),
+  ];
   return inputs.some((t) => t !== undefined && t > built);
 }
 

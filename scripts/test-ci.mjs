@@ -5,7 +5,9 @@ import { readFileSync, rmSync } from 'node:fs';
 
 const out = '.jest-results.json';
 rmSync(out, { force: true });
-const run = spawnSync(process.execPath, ['node_modules/jest/bin/jest.js', '--json', `--outputFile=${out}`, ...process.argv.slice(2)], { stdio: 'inherit'});
+const run = spawnSync(process.execPath, ['node_modules/jest/bin/jest.js', '--json', `--outputFile=${out}`, ...process.argv.slice(2)], {
+  stdio: 'inherit',
+});
 let results;
 try {
   results = JSON.parse(readFileSync(out, 'utf8'));

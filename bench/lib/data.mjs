@@ -6,8 +6,42 @@ import { fileURLToPath } from 'node:url';
 
 export const RESULTS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'results');
 
-const FIRST = ['Ada', 'Alan', 'Grace', 'Edsger', 'Barbara', 'Donald', 'Margaret', 'Ken', 'Dennis', 'Frances', 'John', 'Radia', 'Tim', 'Linus', 'Anita', 'Niklaus'];
-const LAST = ['Lovelace', 'Turing', 'Hopper', 'Dijkstra', 'Liskov', 'Knuth', 'Hamilton', 'Thompson', 'Ritchie', 'Allen', 'Backus', 'Perlman', 'Berners-Lee', 'Torvalds', 'Borg', 'Wirth'];
+const FIRST = [
+  'Ada',
+  'Alan',
+  'Grace',
+  'Edsger',
+  'Barbara',
+  'Donald',
+  'Margaret',
+  'Ken',
+  'Dennis',
+  'Frances',
+  'John',
+  'Radia',
+  'Tim',
+  'Linus',
+  'Anita',
+  'Niklaus',
+];
+const LAST = [
+  'Lovelace',
+  'Turing',
+  'Hopper',
+  'Dijkstra',
+  'Liskov',
+  'Knuth',
+  'Hamilton',
+  'Thompson',
+  'Ritchie',
+  'Allen',
+  'Backus',
+  'Perlman',
+  'Berners-Lee',
+  'Torvalds',
+  'Borg',
+  'Wirth',
+];
 const CITIES = ['Stockholm', 'London', 'New York', 'Zürich', 'Eindhoven', 'Palo Alto', 'Boston', 'Helsinki'];
 
 /** mulberry32: a tiny seeded PRNG (uniform in [0, 1)). */

@@ -23,7 +23,13 @@ export function startServer(name, script, args = [], { port, readyPath, execArgv
   return new Promise((resolve, reject) => {
     let settled = false;
     const timer = setTimeout(() => fail(new Error(`${name}: not listening within 20 s\n${output}`)), 20_000);
-    const fail = (e) => { if (settled) return; settled = true; clearTimeout(timer); child.kill('SIGKILL'); reject(e); };
+    const fail = (e) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      reject(e);
+    };
     const ready = (p) => {
       if (settled) return;
       settled = true;
@@ -35,12 +41,15 @@ export function startServer(name, script, args = [], { port, readyPath, execArgv
       const m = readyPath ? null : /http:\/\/127\.0\.0\.1:(\d+)/.exec(output);
       if (m) ready(m[1]);
     });
-    child.stderr.setEncoding('utf8').on('data', (c) => { output += c; });
+    child.stderr.setEncoding('utf8').on('data', (c) => {
+      output += c;
+    });
     child.once('exit', (code) => fail(new Error(`${name} exited (${code}) before listening\n${output}`)));
     if (readyPath) {
-      const poll = () => request(`http://127.0.0.1:${port}`, readyPath)
-        .then((r) => (r.status < 500 ? ready(port) : setTimeout(poll, 100)))
-        .catch(() => !settled && setTimeout(poll, 100));
+      const poll = () =>
+        request(`http://127.0.0.1:${port}`, readyPath)
+          .then((r) => (r.status < 500 ? ready(port) : setTimeout(poll, 100)))
+          .catch(() => !settled && setTimeout(poll, 100));
       poll();
     }
   });

@@ -19,7 +19,12 @@ if (mode === 'adapter') {
   app.use('/api', (req, res, next) => {
     const started = performance.now();
     if (req.method !== 'GET' || req.url !== SMALL_PATH) return next();
-    res.json(envelope(Person.filter((p) => p.id === 7), started));
+    res.json(
+      envelope(
+        Person.filter((p) => p.id === 7),
+        started,
+      ),
+    );
   });
 }
 const server = app.listen(0, '127.0.0.1', () => console.log(`express ${mode} at http://127.0.0.1:${server.address().port}`));

@@ -19,7 +19,10 @@ if (mode === 'adapter') {
   app.use(async (ctx, next) => {
     const started = performance.now();
     if (ctx.method !== 'GET' || ctx.url !== path) return next();
-    ctx.body = envelope(Person.filter((p) => p.id === 7), started);
+    ctx.body = envelope(
+      Person.filter((p) => p.id === 7),
+      started,
+    );
   });
 }
 const server = app.listen(0, '127.0.0.1', () => console.log(`koa ${mode} at http://127.0.0.1:${server.address().port}`));

@@ -36,6 +36,9 @@ test('the reader reads the view; the editor writes posts and the one-entity prof
   const saved = JSON.parse(await readFile(path.join(dir, 'db.json'), 'utf8'));
   expect(saved.profile).toEqual({ name: 'me' });
   expect(saved.posts).toHaveLength(4);
-  const preflight = await request(server, 'OPTIONS', '/posts', undefined, { origin: 'https://blog.example', 'access-control-request-method': 'POST' });
+  const preflight = await request(server, 'OPTIONS', '/posts', undefined, {
+    origin: 'https://blog.example',
+    'access-control-request-method': 'POST',
+  });
   expect(preflight.status).toBe(204);
 });

@@ -28,7 +28,12 @@ describe('the CSV protocol is listed next to the default one', () => {
   test('Service.Admin.Protocol shows it, readable and writable, not default', async () => {
     const r = await send(bookshop(), 'GET', '/Service.Admin.Protocol/Identifier=csv', { accept: 'application/json;raw=true' });
     expect(JSON.parse(r.text)).toEqual([
-      { Name: 'CSV', Identifier: 'csv', IsDefault: false, ContentTypes: [{ Name: 'CSV', MimeType: 'text/csv', CanRead: true, CanWrite: true, Bindings: ['text/csv', 'csv'] }] },
+      {
+        Name: 'CSV',
+        Identifier: 'csv',
+        IsDefault: false,
+        ContentTypes: [{ Name: 'CSV', MimeType: 'text/csv', CanRead: true, CanWrite: true, Bindings: ['text/csv', 'csv'] }],
+      },
     ]);
   });
 });
@@ -39,12 +44,16 @@ describe('Accept: text/csv (or csv) writes a header row and one row per entity',
     expect(r.status).toBe(200);
     expect(r.headers['content-type']).toBe('text/csv; charset=utf-8');
     expect(r.headers['content-disposition']).toMatch(/^attachment; filename="Book_\d{12}\.csv"$/);
-    expect(r.text).toBe('Title,Year,Tags,Note\r\nDune,1965,"[""desert"",""politics""]",\r\n"Quotes, ""and"" commas",2001,,"two\nlines"\r\n');
+    expect(r.text).toBe(
+      'Title,Year,Tags,Note\r\nDune,1965,"[""desert"",""politics""]",\r\n"Quotes, ""and"" commas",2001,,"two\nlines"\r\n',
+    );
   });
 
   test('the short binding and a REPORT count work like any content type', async () => {
     const service = bookshop();
-    expect((await send(service, 'GET', '/Book/Year>2000/select=Title', { accept: 'csv' })).text).toBe('Title\r\n"Quotes, ""and"" commas"\r\n');
+    expect((await send(service, 'GET', '/Book/Year>2000/select=Title', { accept: 'csv' })).text).toBe(
+      'Title\r\n"Quotes, ""and"" commas"\r\n',
+    );
     expect((await send(service, 'REPORT', '/Book', { accept: 'csv' })).text).toBe('Count\r\n2\r\n');
   });
 });
@@ -62,7 +71,13 @@ describe('Content-Type: text/csv reads rows as entities, every value as text', (
   });
 
   test('a byte order mark and blank lines are skipped; missing trailing fields are empty', async () => {
-    const r = await send(bookshop(), 'POST', '/Shelf', { 'content-type': 'csv', accept: 'application/json;raw=true' }, '\uFEFFTitle,Year\n\nEmma\n');
+    const r = await send(
+      bookshop(),
+      'POST',
+      '/Shelf',
+      { 'content-type': 'csv', accept: 'application/json;raw=true' },
+      '\uFEFFTitle,Year\n\nEmma\n',
+    );
     expect(JSON.parse(r.text)).toEqual([{ Title: 'Emma', Year: '' }]);
   });
 });
@@ -73,7 +88,10 @@ describe('the example server runs as a reader would run it', () => {
   beforeAll(async () => {
     // Node 20 runs no TypeScript: bundle server.ts + csv.ts with tsup, as the server's header says.
     const examples = path.join(__dirname, '..');
-    const build = spawnSync('npx', ['tsup', 'csv-content-type/server.ts', '--format', 'esm', '-d', 'csv-content-type/dist'], { cwd: examples, encoding: 'utf8' });
+    const build = spawnSync('npx', ['tsup', 'csv-content-type/server.ts', '--format', 'esm', '-d', 'csv-content-type/dist'], {
+      cwd: examples,
+      encoding: 'utf8',
+    });
     if (build.status !== 0) throw new Error(`tsup failed:\n${build.stdout}\n${build.stderr}`);
     example = await startExample('csv-content-type/dist/server.js');
   });
@@ -82,7 +100,11 @@ describe('the example server runs as a reader would run it', () => {
   test('books come out as CSV and go back in as CSV over HTTP', async () => {
     const got = await fetch(`${example.origin}/Book/_/select=Title,Year`, { headers: { accept: 'text/csv' } });
     expect(await got.text()).toBe('Title,Year\r\nThe Left Hand of Darkness,1969\r\nSolaris,1961\r\n');
-    const posted = await fetch(`${example.origin}/Book`, { method: 'POST', headers: { 'content-type': 'text/csv', accept: 'csv' }, body: 'Title,Year\r\nDune,1965\r\n' });
+    const posted = await fetch(`${example.origin}/Book`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/csv', accept: 'csv' },
+      body: 'Title,Year\r\nDune,1965\r\n',
+    });
     expect(posted.status).toBe(201);
     expect(await posted.text()).toBe('Title,Year\r\nDune,1965\r\n');
   });

@@ -10,8 +10,14 @@ export const csv: ContentType = {
   bindings: ['text/csv', 'csv'],
   extension: 'csv',
   read(body) {
-    const [names = [], ...rows] = parseCsv(Buffer.from(body).toString('utf8').replace(/^\uFEFF/, ''));
-    return rows.filter((row) => row.some((cell) => cell !== '')).map((row) => Object.fromEntries(names.map((name, i) => [name, row[i] ?? ''])));
+    const [names = [], ...rows] = parseCsv(
+      Buffer.from(body)
+        .toString('utf8')
+        .replace(/^\uFEFF/, ''),
+    );
+    return rows
+      .filter((row) => row.some((cell) => cell !== ''))
+      .map((row) => Object.fromEntries(names.map((name, i) => [name, row[i] ?? ''])));
   },
   write(result) {
     const entities = result.kind === 'count' ? [resultSummary(result)] : resultEntities(result);

@@ -23,7 +23,9 @@ beforeEach(() => {
 
 describe('a storage that declines push-down still answers the whole query language', () => {
   test('the service applies conditions, order, offset and limit itself', async () => {
-    expect((await call('GET', '/Product/Price>10/order_desc=Price&offset=1&limit=1')).json).toEqual([{ Sku: 'C-3', Name: 'Chisel', Price: 15 }]);
+    expect((await call('GET', '/Product/Price>10/order_desc=Price&offset=1&limit=1')).json).toEqual([
+      { Sku: 'C-3', Name: 'Chisel', Price: 15 },
+    ]);
     expect((await call('REPORT', '/Product/Name!=Bucket')).json).toBe(2);
   });
 
@@ -35,7 +37,10 @@ describe('a storage that declines push-down still answers the whole query langua
 
 describe('writes are all-or-nothing', () => {
   test('a batch with one taken key stores none of its entities', async () => {
-    const res = await call('POST', '/Product', [{ Sku: 'D-4', Name: 'Drill' }, { Sku: 'A-1', Name: 'Axe' }]);
+    const res = await call('POST', '/Product', [
+      { Sku: 'D-4', Name: 'Drill' },
+      { Sku: 'A-1', Name: 'Axe' },
+    ]);
     expect([res.status, res.json.ErrorCode, res.json.Data]).toEqual([400, 'InvalidResourceEntity', { Sku: '"A-1" is taken' }]);
     expect((await call('REPORT', '/Product')).json).toBe(3);
   });

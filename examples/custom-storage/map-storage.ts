@@ -9,7 +9,10 @@ import { ServiceError, type Entity, type SelectQuery, type SelectResult, type St
 export class MapStorage implements Storage {
   private entities: Map<unknown, Entity>;
 
-  constructor(private readonly key: string, initial: Entity[] = []) {
+  constructor(
+    private readonly key: string,
+    initial: Entity[] = [],
+  ) {
     this.entities = this.apply(new Map(), { insert: initial });
   }
 
@@ -29,7 +32,8 @@ export class MapStorage implements Storage {
     if (stale) throw new ServiceError('Conflict', 'The entities were changed by another request; nothing was written');
     for (const target of batch.delete ?? []) next.delete(target[this.key]);
     for (const { target, value } of batch.update ?? []) {
-      if (value[this.key] === target[this.key]) next.set(target[this.key], value); // keeps its position
+      if (value[this.key] === target[this.key])
+        next.set(target[this.key], value); // keeps its position
       else {
         next.delete(target[this.key]);
         this.add(next, value);

@@ -15,7 +15,7 @@ async function orders(origin: string, headers: Record<string, string>): Promise<
 describe.each([
   ['Express', 'in-app/express-app.mjs'],
   ['Koa', 'in-app/koa-app.mjs'],
-])('%s: the app\'s session reaches rules and hooks through the context option', (_name, file) => {
+])("%s: the app's session reaches rules and hooks through the context option", (_name, file) => {
   let app: RunningExample;
   let api: string;
   beforeAll(async () => {
@@ -36,15 +36,27 @@ describe.each([
   });
 
   test('a new order belongs to its creator whatever the body says, and cannot change hands', async () => {
-    const post = await fetch(`${api}/Order`, { method: 'POST', headers: { ...json, ...as('bob-session') }, body: JSON.stringify({ Id: 3, Owner: 'ann', Item: 'jam', Qty: 1 }) });
+    const post = await fetch(`${api}/Order`, {
+      method: 'POST',
+      headers: { ...json, ...as('bob-session') },
+      body: JSON.stringify({ Id: 3, Owner: 'ann', Item: 'jam', Qty: 1 }),
+    });
     expect(post.status).toBe(201);
     expect(await orders(api, as('bob-session'))).toEqual([2, 3]);
-    const move = await fetch(`${api}/Order/Id=3`, { method: 'PATCH', headers: { ...json, ...as('bob-session') }, body: JSON.stringify({ Owner: 'ann' }) });
+    const move = await fetch(`${api}/Order/Id=3`, {
+      method: 'PATCH',
+      headers: { ...json, ...as('bob-session') },
+      body: JSON.stringify({ Owner: 'ann' }),
+    });
     expect(move.status).toBe(403);
   });
 
-  test('a customer cannot touch another user\'s order, nor delete at all', async () => {
-    const patch = await fetch(`${api}/Order/Id=1`, { method: 'PATCH', headers: { ...json, ...as('bob-session') }, body: JSON.stringify({ Qty: 9 }) });
+  test("a customer cannot touch another user's order, nor delete at all", async () => {
+    const patch = await fetch(`${api}/Order/Id=1`, {
+      method: 'PATCH',
+      headers: { ...json, ...as('bob-session') },
+      body: JSON.stringify({ Qty: 9 }),
+    });
     expect(((await patch.json()) as { Data: unknown[] }).Data).toEqual([]);
     expect((await fetch(`${api}/Order/Id=2`, { method: 'DELETE', headers: as('bob-session') })).status).toBe(403);
     expect((await fetch(`${api}/Order/Id=2`, { method: 'DELETE', headers: as('root-session') })).status).toBe(200);
@@ -56,10 +68,14 @@ function b64url(value: string | Buffer): string {
 }
 
 /** A JWT signed with node:crypto, so the test checks the example against an independent signer. */
-function jwt(claims: object, signer: { alg: 'HS256'; secret: string } | { alg: 'RS256'; key: import('node:crypto').KeyObject; kid: string }): string {
+function jwt(
+  claims: object,
+  signer: { alg: 'HS256'; secret: string } | { alg: 'RS256'; key: import('node:crypto').KeyObject; kid: string },
+): string {
   const header = signer.alg === 'HS256' ? { alg: 'HS256', typ: 'JWT' } : { alg: 'RS256', typ: 'JWT', kid: signer.kid };
   const input = `${b64url(JSON.stringify(header))}.${b64url(JSON.stringify(claims))}`;
-  const signature = signer.alg === 'HS256' ? createHmac('sha256', signer.secret).update(input).digest() : sign('sha256', Buffer.from(input), signer.key);
+  const signature =
+    signer.alg === 'HS256' ? createHmac('sha256', signer.secret).update(input).digest() : sign('sha256', Buffer.from(input), signer.key);
   return `${input}.${b64url(signature)}`;
 }
 

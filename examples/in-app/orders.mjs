@@ -41,7 +41,11 @@ export function ordersService(authenticate) {
 
 /** The app's own session lookup, standing in for cookies or a session store. */
 export function sessionUser(token) {
-  return { 'ann-session': { user: 'ann', role: 'customer' }, 'bob-session': { user: 'bob', role: 'customer' }, 'root-session': { user: 'root', role: 'admin' } }[token];
+  return {
+    'ann-session': { user: 'ann', role: 'customer' },
+    'bob-session': { user: 'bob', role: 'customer' },
+    'root-session': { user: 'root', role: 'admin' },
+  }[token];
 }
 
 /** authenticate for both apps: the user the app's middleware found, or 401. */

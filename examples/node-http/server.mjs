@@ -8,7 +8,10 @@ import { createServer } from '@resourcery/node';
 
 const service = createService({
   // Open by default; API_KEYS=k1,k2 requires `Authorization: apikey <key>` on every request.
-  apiKeys: (process.env.API_KEYS ?? '').split(',').filter(Boolean).map((key) => ({ key })),
+  apiKeys: (process.env.API_KEYS ?? '')
+    .split(',')
+    .filter(Boolean)
+    .map((key) => ({ key })),
 });
 
 service.addResource({

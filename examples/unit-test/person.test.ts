@@ -36,7 +36,10 @@ describe('Person', () => {
   });
 
   test('an entity outside the schema is refused and nothing is stored', async () => {
-    const res = await call('POST', '/Person', [{ Id: 4, Name: 'Alan' }, { Id: 5, Nickname: 'x' }]);
+    const res = await call('POST', '/Person', [
+      { Id: 4, Name: 'Alan' },
+      { Id: 5, Nickname: 'x' },
+    ]);
     expect(res.status).toBe(400);
     expect(res.json).toMatchObject({ ErrorCode: 'InvalidResourceEntity', Data: { Name: expect.any(String) } });
     expect((await call('REPORT', '/Person')).json).toBe(3);

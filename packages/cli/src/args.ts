@@ -2,7 +2,10 @@ import { parseArgs } from 'node:util';
 
 /** A wrong invocation: the message says what was wrong; the CLI prints it and exits 2. */
 export class UsageError extends Error {
-  constructor(message: string, readonly showUsage = false) {
+  constructor(
+    message: string,
+    readonly showUsage = false,
+  ) {
     super(message);
   }
 }
@@ -64,27 +67,31 @@ Options of serve:
   -v, --version                 print the version
 `;
 
-
 /** Reads the command line; throws a UsageError saying what is wrong with it. */
 export function parseCommand(argv: string[]): Command {
   if (argv.length === 0) throw new UsageError('missing command', true);
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, allowPositionals: true, strict: true, options: {
-      port: { type: 'string', short: 'p', default: '8080' },
-      host: { type: 'string', short: 'H', default: '127.0.0.1' },
-      'api-key': { type: 'string', multiple: true, default: [] as string[] },
-      'allow-private-destinations': { type: 'boolean', default: false },
-      'read-only': { type: 'boolean', default: false },
-      static: { type: 'string' },
-      cors: { type: 'string', multiple: true, default: [] as string[] },
-      'no-cors': { type: 'boolean', default: false },
-      config: { type: 'string' },
-      quiet: { type: 'boolean', short: 'q', default: false },
-      watch: { type: 'boolean', short: 'w', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-      version: { type: 'boolean', short: 'v', default: false },
-      } });
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        port: { type: 'string', short: 'p', default: '8080' },
+        host: { type: 'string', short: 'H', default: '127.0.0.1' },
+        'api-key': { type: 'string', multiple: true, default: [] as string[] },
+        'allow-private-destinations': { type: 'boolean', default: false },
+        'read-only': { type: 'boolean', default: false },
+        static: { type: 'string' },
+        cors: { type: 'string', multiple: true, default: [] as string[] },
+        'no-cors': { type: 'boolean', default: false },
+        config: { type: 'string' },
+        quiet: { type: 'boolean', short: 'q', default: false },
+        watch: { type: 'boolean', short: 'w', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+        version: { type: 'boolean', short: 'v', default: false },
+      },
+    });
   } catch (e) {
     throw new UsageError(optionMessage(e as Error & { code?: string }));
   }
@@ -95,11 +102,15 @@ export function parseCommand(argv: string[]): Command {
   if (command === 'import') return { command: 'import', options: importOptions(rest, argv) };
   if (command !== 'serve') {
     if (command === undefined) throw new UsageError('missing command: resourcery serve <data.json>', true);
-    if (/\.json$/i.test(command) || isDatabase(command)) throw new UsageError(`missing command: did you mean 'resourcery serve ${command}'?`);
+    if (/\.json$/i.test(command) || isDatabase(command))
+      throw new UsageError(`missing command: did you mean 'resourcery serve ${command}'?`);
     throw new UsageError(`unknown command '${command}' (the commands are serve and import)`, true);
   }
   if (rest.length === 0) throw new UsageError('serve needs a data source: resourcery serve <data.json | postgres://... | pglite:DIR>');
-  if (rest.length > 1) throw new UsageError(`serve takes one data source, not ${rest.length} (${rest.join(', ')}): put every resource in one file, or use a database`);
+  if (rest.length > 1)
+    throw new UsageError(
+      `serve takes one data source, not ${rest.length} (${rest.join(', ')}): put every resource in one file, or use a database`,
+    );
   const port = Number(values.port);
   if (!/^\d+$/.test(values.port!) || port > 65535) throw new UsageError(`--port must be a number from 0 to 65535, not '${values.port}'`);
   if (values.host === '') throw new UsageError('--host needs an address, e.g. 127.0.0.1 or 0.0.0.0');
@@ -132,7 +143,10 @@ export function parseServeArgs(argv: string[]): ServeOptions {
 function importOptions(rest: string[], argv: string[]): ImportOptions {
   const given = argv.filter((a) => a.startsWith('-'));
   if (given.length > 0) throw new UsageError(`import takes no options (got ${given.join(' ')})`);
-  if (rest.length !== 2) throw new UsageError(`import needs a JSON file and a database: resourcery import <data.json> <postgres://... | pglite:DIR> (got ${rest.length} argument${rest.length === 1 ? '' : 's'})`);
+  if (rest.length !== 2)
+    throw new UsageError(
+      `import needs a JSON file and a database: resourcery import <data.json> <postgres://... | pglite:DIR> (got ${rest.length} argument${rest.length === 1 ? '' : 's'})`,
+    );
   const [file, database] = rest;
   if (!isDatabase(database)) throw new UsageError(`'${database}' is not a database: give postgres://..., postgresql://... or pglite:DIR`);
   return { file, database };
@@ -146,8 +160,11 @@ export function isDatabase(source: string): boolean {
 function optionMessage(e: Error & { code?: string }): string {
   const option = /'([^']+)'/.exec(e.message)?.[1];
   switch (e.code) {
-    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION': return `unknown option '${option}' (resourcery --help lists the options)`;
-    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE': return `option '${option?.replace(/^-\w, /, '').replace(/ <value>$/, '')}' needs a value`;
-    default: return e.message;
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
+      return `unknown option '${option}' (resourcery --help lists the options)`;
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
+      return `option '${option?.replace(/^-\w, /, '').replace(/ <value>$/, '')}' needs a value`;
+    default:
+      return e.message;
   }
 }

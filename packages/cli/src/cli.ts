@@ -33,7 +33,9 @@ async function main(argv: string[]): Promise<void> {
       try {
         const done = await importFile(command.options.file, db);
         for (const { name, count } of done) process.stdout.write(`${name}: ${count} entit${count === 1 ? 'y' : 'ies'}\n`);
-        process.stdout.write(`Imported ${command.options.file} into ${db.label}. Serve it with: resourcery serve ${command.options.database}\n`);
+        process.stdout.write(
+          `Imported ${command.options.file} into ${db.label}. Serve it with: resourcery serve ${command.options.database}\n`,
+        );
       } finally {
         await db.close();
       }

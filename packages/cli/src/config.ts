@@ -78,10 +78,15 @@ export function validateConfig(raw: unknown): string[] {
     if (!isObject(raw.cors)) problems.push('cors: must be true, false or { "origins": [...], "maxAge": seconds, "hosts": [...] }');
     else {
       unknown('cors.', raw.cors, ['origins', 'maxAge', 'hosts']);
-      if (raw.cors.hosts !== undefined && !isStrings(raw.cors.hosts)) problems.push("cors.hosts: must be an array of host names ('myapp.test'), or 'local'");
+      if (raw.cors.hosts !== undefined && !isStrings(raw.cors.hosts))
+        problems.push("cors.hosts: must be an array of host names ('myapp.test'), or 'local'");
       const origins = raw.cors.origins;
-      if (origins !== undefined && !isStrings(origins)) problems.push("cors.origins: must be an array of origins ('https://app.example'), 'local' or '*'");
-      else for (const o of origins ?? []) if (o !== '*' && o !== 'local' && !/^[a-z][a-z0-9+.-]*:\/\/[^/\s]+$/i.test(o)) problems.push(`cors.origins: '${o}' is not an origin (scheme and host, no path), 'local' or '*'`);
+      if (origins !== undefined && !isStrings(origins))
+        problems.push("cors.origins: must be an array of origins ('https://app.example'), 'local' or '*'");
+      else
+        for (const o of origins ?? [])
+          if (o !== '*' && o !== 'local' && !/^[a-z][a-z0-9+.-]*:\/\/[^/\s]+$/i.test(o))
+            problems.push(`cors.origins: '${o}' is not an origin (scheme and host, no path), 'local' or '*'`);
       if (raw.cors.maxAge !== undefined && !isCount(raw.cors.maxAge)) problems.push('cors.maxAge: must be a whole number of seconds');
     }
   }
@@ -90,7 +95,8 @@ export function validateConfig(raw: unknown): string[] {
     else {
       const limits = ['maxBodyBytes', 'maxErrorRecords', 'maxNestingDepth'];
       unknown('limits.', raw.limits, limits);
-      for (const k of limits) if (raw.limits[k] !== undefined && !isCount(raw.limits[k])) problems.push(`limits.${k}: must be a whole number`);
+      for (const k of limits)
+        if (raw.limits[k] !== undefined && !isCount(raw.limits[k])) problems.push(`limits.${k}: must be a whole number`);
     }
   }
   return problems;
@@ -109,7 +115,8 @@ function resourceProblems(at: string, r: unknown, problems: string[], unknown: U
   if (r.description !== undefined && typeof r.description !== 'string') problems.push(`${at}.description: must be a string`);
   const key = r.key;
   const names = typeof key === 'string' ? [key] : Array.isArray(key) ? key : null;
-  if (key !== undefined && (names === null || names.length === 0 || names.some((n) => typeof n !== 'string' || n === ''))) problems.push(`${at}.key: must be a property name ("id") or a list of them (["shop", "no"])`);
+  if (key !== undefined && (names === null || names.length === 0 || names.some((n) => typeof n !== 'string' || n === '')))
+    problems.push(`${at}.key: must be a property name ("id") or a list of them (["shop", "no"])`);
   if (r.schema !== undefined && !isObject(r.schema)) problems.push(`${at}.schema: must be a JSON Schema object`);
   if (r.readOnly !== undefined && typeof r.readOnly !== 'boolean') problems.push(`${at}.readOnly: must be true or false`);
   if (r.views !== undefined) {
@@ -119,7 +126,8 @@ function resourceProblems(at: string, r: unknown, problems: string[], unknown: U
         if (!isObject(v) || typeof v.name !== 'string' || v.name === '') problems.push(`${at}.views[${i}]: needs a "name"`);
         else {
           unknown(`${at}.views[${i}].`, v, ['name', 'description', 'conditions', 'meta']);
-          for (const k of ['description', 'conditions', 'meta']) if (v[k] !== undefined && typeof v[k] !== 'string') problems.push(`${at}.views[${i}].${k}: must be a string in URI syntax`);
+          for (const k of ['description', 'conditions', 'meta'])
+            if (v[k] !== undefined && typeof v[k] !== 'string') problems.push(`${at}.views[${i}].${k}: must be a string in URI syntax`);
         }
       });
     }
@@ -141,10 +149,13 @@ function apiKeyProblems(at: string, k: unknown, problems: string[], unknown: Unk
     const where = `${at}.allow[${j}]`;
     if (!isObject(rule)) return void problems.push(`${where}: must be an object`);
     unknown(`${where}.`, rule, ['resources', 'methods']);
-    if (rule.resources !== undefined && !isStrings(rule.resources)) problems.push(`${where}.resources: must be an array of resource names ('*' wildcard)`);
+    if (rule.resources !== undefined && !isStrings(rule.resources))
+      problems.push(`${where}.resources: must be an array of resource names ('*' wildcard)`);
     if (rule.methods !== undefined) {
       if (!isStrings(rule.methods)) problems.push(`${where}.methods: must be an array of methods`);
-      else for (const m of rule.methods) if (!METHODS.has(m.toUpperCase())) problems.push(`${where}.methods: '${m}' is not a method (${[...METHODS].join(', ')})`);
+      else
+        for (const m of rule.methods)
+          if (!METHODS.has(m.toUpperCase())) problems.push(`${where}.methods: '${m}' is not a method (${[...METHODS].join(', ')})`);
     }
   });
 }

@@ -81,7 +81,10 @@ export async function importFile(file: string, db: Database): Promise<Array<{ na
   for (const name of names) {
     const entities = store.resources.get(name)!.all() as Entity[];
     if (entities.length > 0) await db.storage(name).write({ insert: entities.slice() });
-    await db.client.query(`INSERT INTO ${CATALOG} (name, singular) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET singular = EXCLUDED.singular`, [name, store.singular.has(name)]);
+    await db.client.query(
+      `INSERT INTO ${CATALOG} (name, singular) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET singular = EXCLUDED.singular`,
+      [name, store.singular.has(name)],
+    );
     done.push({ name, count: entities.length });
   }
   for (const name of ADMIN) {

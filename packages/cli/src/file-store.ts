@@ -1,7 +1,15 @@
 import { watch as watchDir, type FSWatcher } from 'node:fs';
 import { open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { MemoryStorage, ServiceError, type Entity, type SelectQuery, type SelectResult, type Storage, type WriteBatch } from '@resourcery/core';
+import {
+  MemoryStorage,
+  ServiceError,
+  type Entity,
+  type SelectQuery,
+  type SelectResult,
+  type Storage,
+  type WriteBatch,
+} from '@resourcery/core';
 import { writeJsonInSlices } from './serialize.js';
 
 /** Admin data kept in the file beside the resources, so a restart keeps it (logs are not kept). */
@@ -61,7 +69,9 @@ export class FileStore {
       if (name !== null && name !== base) return;
       // Editors write in bursts (truncate, write, rename): settle first.
       clearTimeout(timer);
-      timer = setTimeout(() => { this.open ??= this.startGroup(); }, WATCH_SETTLE_MS);
+      timer = setTimeout(() => {
+        this.open ??= this.startGroup();
+      }, WATCH_SETTLE_MS);
     });
     this.watcher.on('error', (e) => console.error(`resourcery: watching ${this.file} stopped:`, e));
   }
@@ -150,7 +160,8 @@ export class FileStore {
             // Stamp taken before the read: an edit landing after it is seen by the next check.
             this.reload(await readFile(this.file, 'utf8'));
             this.known = edited;
-            if (group.pending.size > 0) throw new ServiceError('Conflict', 'The data file was edited outside the server; nothing was written');
+            if (group.pending.size > 0)
+              throw new ServiceError('Conflict', 'The data file was edited outside the server; nothing was written');
           } else if (group.pending.size > 0) await this.writeFile(group);
         } catch (e) {
           if (ServiceError.is(e)) {
@@ -170,7 +181,8 @@ export class FileStore {
   private async writeFile(group: Group): Promise<void> {
     const current = (map: Map<string, MemoryStorage>, key: string) => (group.pending.get(map)?.get(key) ?? map.get(key)!).all();
     const data: Record<string, readonly Entity[] | Entity> = {};
-    for (const name of this.resources.keys()) data[name] = this.singular.has(name) ? (current(this.resources, name)[0] ?? {}) : current(this.resources, name);
+    for (const name of this.resources.keys())
+      data[name] = this.singular.has(name) ? (current(this.resources, name)[0] ?? {}) : current(this.resources, name);
     for (const key of this.admin.keys()) {
       const entities = current(this.admin, key);
       if (entities.length > 0) data[this.adminNames.get(key) ?? key] = entities;
@@ -193,14 +205,23 @@ export class FileStore {
     }
     // The rename is durable once the directory is: a crash right after must not bring back the old file.
     const dir = await open(dirname(this.file), 'r').catch(() => null);
-    if (dir) await dir.sync().catch(() => undefined).finally(() => dir.close());
+    if (dir)
+      await dir
+        .sync()
+        .catch(() => undefined)
+        .finally(() => dir.close());
   }
 
   /** The file's stamp when something other than this store changed it since, else null. */
   private async editedOutside(): Promise<FileStamp | null> {
     const now = await fileStamp(this.file);
     // A deleted file is not an edit to keep: the next save writes it again.
-    const same = this.known !== null && now !== null && now.ino === this.known.ino && now.size === this.known.size && now.mtimeMs === this.known.mtimeMs;
+    const same =
+      this.known !== null &&
+      now !== null &&
+      now.ino === this.known.ino &&
+      now.size === this.known.size &&
+      now.mtimeMs === this.known.mtimeMs;
     return now === null || same ? null : now;
   }
 
@@ -211,8 +232,14 @@ export class FileStore {
       parsed = parseData(this.file, text);
     } catch (e) {
       // Half-written or mistyped: keep serving the old data, and refuse saves until it parses.
-      console.error(`resourcery: ${basename(this.file)} was edited but does not load; keeping the data served so far:`, (e as Error).message);
-      throw new ServiceError('Conflict', `The data file was edited outside the server and is not valid yet; nothing was written (${(e as Error).message.replace(this.file, basename(this.file))})`);
+      console.error(
+        `resourcery: ${basename(this.file)} was edited but does not load; keeping the data served so far:`,
+        (e as Error).message,
+      );
+      throw new ServiceError(
+        'Conflict',
+        `The data file was edited outside the server and is not valid yet; nothing was written (${(e as Error).message.replace(this.file, basename(this.file))})`,
+      );
     }
     for (const name of this.resources.keys()) if (!parsed.resources.has(name)) this.resources.set(name, new MemoryStorage());
     for (const [name, memory] of parsed.resources) {
@@ -232,7 +259,8 @@ export class FileStore {
     const prefix = `${basename(this.file)}.`;
     const names = await readdir(dirname(this.file)).catch(() => [] as string[]);
     for (const name of names) {
-      if (name.startsWith(prefix) && /^\d+\.tmp$/.test(name.slice(prefix.length))) await unlink(join(dirname(this.file), name)).catch(() => undefined);
+      if (name.startsWith(prefix) && /^\d+\.tmp$/.test(name.slice(prefix.length)))
+        await unlink(join(dirname(this.file), name)).catch(() => undefined);
     }
   }
 }
@@ -275,7 +303,8 @@ function parseData(file: string, text: string): ParsedData {
   } catch (e) {
     throw new Error(`${file} is not valid JSON: ${(e as Error).message}`);
   }
-  if (data === null || typeof data !== 'object' || Array.isArray(data)) throw new Error(`${file} must hold a JSON object whose properties are arrays of entities`);
+  if (data === null || typeof data !== 'object' || Array.isArray(data))
+    throw new Error(`${file} must hold a JSON object whose properties are arrays of entities`);
   const parsed: ParsedData = { resources: new Map(), singular: new Set(), admin: new Map(), adminNames: new Map() };
   for (const [name, value] of Object.entries(data)) {
     const single = value !== null && typeof value === 'object' && !Array.isArray(value) && !name.toLowerCase().startsWith('service.');

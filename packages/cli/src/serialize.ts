@@ -11,7 +11,10 @@ const CHUNK_CHARS = 1 << 20;
  * call would stall every request for its whole duration (about a second at 1M entities).
  * The entities must not change meanwhile (storages replace entities, never mutate them).
  */
-export async function writeJsonInSlices(data: Record<string, readonly Entity[] | Entity>, write: (text: string) => Promise<void>): Promise<void> {
+export async function writeJsonInSlices(
+  data: Record<string, readonly Entity[] | Entity>,
+  write: (text: string) => Promise<void>,
+): Promise<void> {
   const names = Object.keys(data);
   let buffer = names.length === 0 ? '{}' : '{\n';
   const flush = async (force: boolean) => {

@@ -1,7 +1,16 @@
 import { stat } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import type http from 'node:http';
-import { createService, ServiceError, type Entity, type Method, type ResourceDefinition, type Service, type ServiceOptions, type Storage } from '@resourcery/core';
+import {
+  createService,
+  ServiceError,
+  type Entity,
+  type Method,
+  type ResourceDefinition,
+  type Service,
+  type ServiceOptions,
+  type Storage,
+} from '@resourcery/core';
 import { createNodeListener } from '@resourcery/node';
 import { createServer as createHttpServer } from 'node:http';
 import { isDatabase, type ServeOptions } from './args.js';
@@ -80,7 +89,14 @@ function readOnlyAdmin(adminStorage: ServiceOptions['adminStorage']): ServiceOpt
 }
 
 /** Declares the resources with what the config file says of them. */
-function addResources(service: Service, resources: ServedResource[], storage: (name: string) => Storage, config: CliConfig, readOnly: boolean, inferKey: (name: string) => string | undefined = () => undefined): void {
+function addResources(
+  service: Service,
+  resources: ServedResource[],
+  storage: (name: string) => Storage,
+  config: CliConfig,
+  readOnly: boolean,
+  inferKey: (name: string) => string | undefined = () => undefined,
+): void {
   for (const { name, singular } of resources) {
     const settings = configFor(config, name) ?? {};
     const definition: ResourceDefinition = {
@@ -134,11 +150,17 @@ function configFor(config: CliConfig, name: string) {
 function checkConfigNames(config: CliConfig, resources: ServedResource[], source: string): void {
   const known = new Set(resources.map((r) => r.name.toLowerCase()));
   const missing = Object.keys(config.resources ?? {}).filter((n) => !known.has(n.toLowerCase()));
-  if (missing.length > 0) throw new ConfigError(`the config file describes ${missing.map((m) => `'${m}'`).join(', ')}, which ${source} does not hold (it holds ${[...known].join(', ') || 'nothing'})`);
+  if (missing.length > 0)
+    throw new ConfigError(
+      `the config file describes ${missing.map((m) => `'${m}'`).join(', ')}, which ${source} does not hold (it holds ${[...known].join(', ') || 'nothing'})`,
+    );
 }
 
 /** The service of `serve` without a server: every array of the file a resource, admin data kept in it. */
-export async function createFileService(options: SourceOptions & Partial<Pick<ServeOptions, 'watch'>> & { file: string }, config: CliConfig = {}): Promise<{ service: Service; store: FileStore; resources: ServedResource[] }> {
+export async function createFileService(
+  options: SourceOptions & Partial<Pick<ServeOptions, 'watch'>> & { file: string },
+  config: CliConfig = {},
+): Promise<{ service: Service; store: FileStore; resources: ServedResource[] }> {
   const store = await FileStore.load(options.file);
   const resources = [...store.resources.keys()].map((name) => ({ name, singular: store.singular.has(name) }));
   checkConfigNames(config, resources, options.file);
@@ -191,7 +213,10 @@ export async function serve(options: ServeOptions, config: CliConfig = {}): Prom
     release = () => opened.db.close();
   } else {
     ({ service, resources, store } = await createFileService(options, config));
-    release = () => { store!.unwatch(); return store!.idle(); };
+    release = () => {
+      store!.unwatch();
+      return store!.idle();
+    };
   }
   if (options.staticDir !== undefined && !(await stat(options.staticDir).catch(() => undefined))?.isDirectory()) {
     await service.close();
@@ -200,9 +225,18 @@ export async function serve(options: ServeOptions, config: CliConfig = {}): Prom
   }
   const listener = createNodeListener(service);
   const files = options.staticDir === undefined ? undefined : staticFiles(options.staticDir);
-  const server = createHttpServer(files === undefined ? listener : (req, res) => {
-    files(req, res).then((served) => { if (!served) listener(req, res); }, (e) => res.destroy(e));
-  });
+  const server = createHttpServer(
+    files === undefined
+      ? listener
+      : (req, res) => {
+          files(req, res).then(
+            (served) => {
+              if (!served) listener(req, res);
+            },
+            (e) => res.destroy(e),
+          );
+        },
+  );
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -224,9 +258,14 @@ export async function serve(options: ServeOptions, config: CliConfig = {}): Prom
 
 function listenError(e: NodeJS.ErrnoException, options: ServeOptions): Error {
   const where = `${options.host}:${options.port}`;
-  if (e.code === 'EADDRINUSE') return new Error(`port ${options.port} is already in use on ${options.host}: stop the other server, or pick another port with --port <n> (--port 0 picks a free one)`);
-  if (e.code === 'EACCES') return new Error(`not allowed to listen on ${where}: ports below 1024 need privileges; pick another with --port <n>`);
-  if (e.code === 'EADDRNOTAVAIL' || e.code === 'ENOTFOUND') return new Error(`cannot listen on ${options.host}: no such address on this machine (try --host 127.0.0.1 or --host 0.0.0.0)`);
+  if (e.code === 'EADDRINUSE')
+    return new Error(
+      `port ${options.port} is already in use on ${options.host}: stop the other server, or pick another port with --port <n> (--port 0 picks a free one)`,
+    );
+  if (e.code === 'EACCES')
+    return new Error(`not allowed to listen on ${where}: ports below 1024 need privileges; pick another with --port <n>`);
+  if (e.code === 'EADDRNOTAVAIL' || e.code === 'ENOTFOUND')
+    return new Error(`cannot listen on ${options.host}: no such address on this machine (try --host 127.0.0.1 or --host 0.0.0.0)`);
   return e;
 }
 
@@ -236,15 +275,23 @@ export function banner(served: Pick<Served, 'url' | 'resources'>, options: Serve
   if (options.quiet) return `${lines[0]}\n`;
   lines.push('', 'Resources:');
   const width = Math.max(0, ...served.resources.map((r) => r.name.length));
-  for (const r of served.resources) lines.push(`  ${served.url}/${r.name}${r.singular ? `${' '.repeat(width - r.name.length)}  (one entity)` : ''}`);
+  for (const r of served.resources)
+    lines.push(`  ${served.url}/${r.name}${r.singular ? `${' '.repeat(width - r.name.length)}  (one entity)` : ''}`);
   if (served.resources.length === 0) lines.push('  (none)');
-  lines.push('', `Home:    ${served.url}/  (the explorer in a browser${options.staticDir !== undefined ? ', or index.html of --static' : ''})`);
+  lines.push(
+    '',
+    `Home:    ${served.url}/  (the explorer in a browser${options.staticDir !== undefined ? ', or index.html of --static' : ''})`,
+  );
   if (options.staticDir !== undefined) lines.push(`Static:  files of ${options.staticDir}`);
   const notes = [];
   if (options.readOnly) notes.push('read-only');
   if (options.apiKeys.length > 0) notes.push('API key required');
   const origins = corsOrigins(options, config);
-  notes.push(origins === false ? 'CORS off' : `CORS for ${origins.map((o) => (o === 'local' ? 'localhost pages' : o === '*' ? 'any origin' : o)).join(', ')}`);
+  notes.push(
+    origins === false
+      ? 'CORS off'
+      : `CORS for ${origins.map((o) => (o === 'local' ? 'localhost pages' : o === '*' ? 'any origin' : o)).join(', ')}`,
+  );
   lines.push(`Mode:    ${notes.join('; ')}`, '', 'Press Ctrl+C to stop.');
   return `${lines.join('\n')}\n`;
 }
@@ -254,13 +301,16 @@ export function banner(served: Pick<Served, 'url' | 'resources'>, options: Serve
  * pending saves. Takes what `serve` returned, or (as before) a server, service and store.
  */
 export function stopOnSignals(served: Pick<Served, 'close'> | http.Server, service?: Service, store?: FileStore): void {
-  const close = 'close' in served && service === undefined ? (served as Pick<Served, 'close'>).close : async () => {
-    const server = served as http.Server;
-    server.close();
-    server.closeAllConnections();
-    await service?.close();
-    await store?.idle();
-  };
+  const close =
+    'close' in served && service === undefined
+      ? (served as Pick<Served, 'close'>).close
+      : async () => {
+          const server = served as http.Server;
+          server.close();
+          server.closeAllConnections();
+          await service?.close();
+          await store?.idle();
+        };
   const stop = () => void close().finally(() => process.exit(0));
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);

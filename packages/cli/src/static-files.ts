@@ -42,7 +42,10 @@ export function staticFiles(dir: string): (req: IncomingMessage, res: ServerResp
       'last-modified': info.mtime.toUTCString(),
     });
     if (req.method === 'HEAD') res.end();
-    else createReadStream(file).on('error', (e) => res.destroy(e)).pipe(res);
+    else
+      createReadStream(file)
+        .on('error', (e) => res.destroy(e))
+        .pipe(res);
     return true;
   };
 }

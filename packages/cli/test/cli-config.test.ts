@@ -7,7 +7,10 @@ import { killAll, request, requireBuiltCli, run, start } from './cli-support';
 /** resourcery.config.json / .mjs: what flags cannot say (issue 15 item 2). */
 
 const DATA = {
-  posts: [{ id: 1, title: 'Hello', author: 'me', draft: false }, { id: 2, title: 'Later', author: 'me', draft: true }],
+  posts: [
+    { id: 1, title: 'Hello', author: 'me', draft: false },
+    { id: 2, title: 'Later', author: 'me', draft: true },
+  ],
   profile: { name: 'Rosa' },
 };
 
@@ -15,15 +18,16 @@ const CONFIG = {
   resources: {
     posts: {
       description: 'Blog posts',
-      schema: { type: 'object', required: ['title'], properties: { id: { type: 'integer' }, title: { type: 'string' }, author: { type: 'string' }, draft: { type: 'boolean' } } },
+      schema: {
+        type: 'object',
+        required: ['title'],
+        properties: { id: { type: 'integer' }, title: { type: 'string' }, author: { type: 'string' }, draft: { type: 'boolean' } },
+      },
       views: [{ name: 'published', conditions: 'draft=false', meta: 'order_asc=title' }],
     },
     profile: { readOnly: true },
   },
-  apiKeys: [
-    { key: 'admin-key' },
-    { key: 'reader-key', allow: [{ resources: ['posts'], methods: ['GET', 'HEAD'] }] },
-  ],
+  apiKeys: [{ key: 'admin-key' }, { key: 'reader-key', allow: [{ resources: ['posts'], methods: ['GET', 'HEAD'] }] }],
   cors: { origins: ['https://app.example'] },
   limits: { maxBodyBytes: 200, maxNestingDepth: 3 },
 };
@@ -54,7 +58,10 @@ describe('a resourcery.config.json in the working directory is read', () => {
     expect((await request(server, 'GET', '/posts')).status).toBe(401);
     expect((await request(server, 'POST', '/posts', { id: 3 }, admin)).status).toBe(400);
     expect((await request(server, 'POST', '/posts', { id: 3, title: 'Ok', draft: false }, admin)).status).toBe(201);
-    expect((await request(server, 'GET', '/posts-published/_/select=title', undefined, admin)).json).toEqual([{ title: 'Hello' }, { title: 'Ok' }]);
+    expect((await request(server, 'GET', '/posts-published/_/select=title', undefined, admin)).json).toEqual([
+      { title: 'Hello' },
+      { title: 'Ok' },
+    ]);
     expect((await request(server, 'PATCH', '/profile', { name: 'x' }, admin)).status).toBe(405);
     expect((await request(server, 'POST', '/posts', { title: 'x'.repeat(300) }, admin)).status).toBe(413);
     const deep = await request(server, 'POST', '/posts', { title: 'deep', a: { b: { c: { d: 1 } } } }, admin);
@@ -78,7 +85,10 @@ describe('a resourcery.config.json in the working directory is read', () => {
     await writeFile(config, 'export default { cors: false, resources: { posts: { readOnly: true } } };\n');
     const server = await start(['serve', file, '-p', '0', '--config', config]);
     expect((await request(server, 'POST', '/posts', { title: 'x' })).status).toBe(405);
-    const pre = await request(server, 'OPTIONS', '/posts', undefined, { origin: 'http://localhost:1', 'access-control-request-method': 'GET' });
+    const pre = await request(server, 'OPTIONS', '/posts', undefined, {
+      origin: 'http://localhost:1',
+      'access-control-request-method': 'GET',
+    });
     expect(pre.status).toBe(403);
     expect(pre.headers.get('access-control-allow-origin')).toBeNull();
   });
@@ -86,13 +96,16 @@ describe('a resourcery.config.json in the working directory is read', () => {
 
 describe('a config that cannot be used stops the start with every problem named (exit 2)', () => {
   test('all problems at once, each with its setting', async () => {
-    await writeFile(path.join(dir, 'resourcery.config.json'), JSON.stringify({
-      resource: {},
-      resources: { posts: { key: 3, views: [{ conditions: 'a=1' }], schema: 'no' } },
-      apiKeys: [{ key: '' }, { key: 'k', allow: [{ methods: ['FETCH'] }] }],
-      cors: { origins: ['https://app.example/path'] },
-      limits: { maxBodyBytes: -1 },
-    }));
+    await writeFile(
+      path.join(dir, 'resourcery.config.json'),
+      JSON.stringify({
+        resource: {},
+        resources: { posts: { key: 3, views: [{ conditions: 'a=1' }], schema: 'no' } },
+        apiKeys: [{ key: '' }, { key: 'k', allow: [{ methods: ['FETCH'] }] }],
+        cors: { origins: ['https://app.example/path'] },
+        limits: { maxBodyBytes: -1 },
+      }),
+    );
     const r = await run(['serve', 'db.json', '-p', '0'], dir);
     expect(r.code).toBe(2);
     for (const problem of [
@@ -105,13 +118,22 @@ describe('a config that cannot be used stops the start with every problem named 
       /apiKeys\[1\]\.allow\[0\]\.methods: 'FETCH' is not a method/,
       /cors\.origins: 'https:\/\/app\.example\/path' is not an origin/,
       /limits\.maxBodyBytes: must be a whole number/,
-    ]) expect(r.stderr).toMatch(problem);
+    ])
+      expect(r.stderr).toMatch(problem);
     expect(r.stdout).toBe('');
   });
 
   test.each([
-    ['a resource the file does not hold', { resources: { post: {} } }, /describes 'post', which .*db\.json does not hold \(it holds posts, profile\)/],
-    ['a view the core refuses', { resources: { posts: { views: [{ name: 'bad', meta: 'bogus=1' }] } } }, /resources\.posts: View 'bad' of 'posts': Unknown meta-condition 'bogus'/],
+    [
+      'a resource the file does not hold',
+      { resources: { post: {} } },
+      /describes 'post', which .*db\.json does not hold \(it holds posts, profile\)/,
+    ],
+    [
+      'a view the core refuses',
+      { resources: { posts: { views: [{ name: 'bad', meta: 'bogus=1' }] } } },
+      /resources\.posts: View 'bad' of 'posts': Unknown meta-condition 'bogus'/,
+    ],
     ['JSON that does not parse', '{"cors": ', /resourcery\.config\.json is not valid JSON/],
   ])('%s', async (_what, config, message) => {
     await writeFile(path.join(dir, 'resourcery.config.json'), typeof config === 'string' ? config : JSON.stringify(config));

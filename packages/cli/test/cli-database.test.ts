@@ -6,7 +6,10 @@ import { killAll, request, requireBuiltCli, run, start, stop } from './cli-suppo
 /** `resourcery import data.json pglite:DIR` and `resourcery serve pglite:DIR` (issue 15 item 4). */
 
 const DATA = {
-  posts: [{ id: 1, title: 'Hello', author: 'me' }, { id: 2, title: 'Again', author: 'you' }],
+  posts: [
+    { id: 1, title: 'Hello', author: 'me' },
+    { id: 2, title: 'Again', author: 'you' },
+  ],
   profile: { name: 'Rosa' },
   'Service.Admin.Macro': [{ Name: 'mine', Uri: '/posts/author=me' }],
 };

@@ -7,7 +7,10 @@ import { killAll, request, requireBuiltCli, ROOT, run, start } from './cli-suppo
 /** The CLI's flags, wrong invocations, banner, CORS, singular resources and --static (issue 15). */
 
 const DATA = {
-  posts: [{ id: 1, title: 'Hello', author: 'me' }, { id: 2, title: 'Again', author: 'you' }],
+  posts: [
+    { id: 1, title: 'Hello', author: 'me' },
+    { id: 2, title: 'Again', author: 'you' },
+  ],
   profile: { name: 'Rosa', city: 'Lyon' },
 };
 
@@ -39,7 +42,18 @@ describe('--version, --help', () => {
   test('--help lists every option', async () => {
     const r = await run(['--help']);
     expect(r.code).toBe(0);
-    for (const option of ['-p, --port', '-H, --host', '--read-only', '--static', '--cors', '--no-cors', '--config', '--api-key', 'resourcery import']) expect(r.stdout).toContain(option);
+    for (const option of [
+      '-p, --port',
+      '-H, --host',
+      '--read-only',
+      '--static',
+      '--cors',
+      '--no-cors',
+      '--config',
+      '--api-key',
+      'resourcery import',
+    ])
+      expect(r.stdout).toContain(option);
   });
 });
 
@@ -150,7 +164,11 @@ describe('--static DIR', () => {
 });
 
 describe('CORS is on for local dev servers by default', () => {
-  const preflight = (origin: string) => ({ origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' });
+  const preflight = (origin: string) => ({
+    origin,
+    'access-control-request-method': 'POST',
+    'access-control-request-headers': 'content-type',
+  });
 
   test('a page on localhost:5173 may preflight and write; another origin may not', async () => {
     const server = await start(['serve', file, '-p', '0']);
@@ -162,7 +180,9 @@ describe('CORS is on for local dev servers by default', () => {
     expect(post.headers.get('access-control-allow-origin')).toBe('http://localhost:5173');
     expect(post.headers.get('access-control-expose-headers')).toMatch(/ErrorInfo/);
     expect((await request(server, 'OPTIONS', '/posts', undefined, preflight('https://evil.example'))).status).toBe(403);
-    expect((await request(server, 'POST', '/posts', 'id=4', { origin: 'https://evil.example', 'content-type': 'text/plain' })).status).toBe(403);
+    expect((await request(server, 'POST', '/posts', 'id=4', { origin: 'https://evil.example', 'content-type': 'text/plain' })).status).toBe(
+      403,
+    );
     expect((await onDisk()).posts).toHaveLength(3);
   });
 
@@ -176,7 +196,9 @@ describe('CORS is on for local dev servers by default', () => {
     const server = await start(['serve', file, '-p', '0', '--no-cors']);
     expect(server.output()).toMatch(/CORS off/);
     expect((await request(server, 'OPTIONS', '/posts', undefined, preflight('http://localhost:5173'))).status).toBe(403);
-    expect((await request(server, 'GET', '/posts', undefined, { origin: 'http://localhost:5173' })).headers.get('access-control-allow-origin')).toBeNull();
+    expect(
+      (await request(server, 'GET', '/posts', undefined, { origin: 'http://localhost:5173' })).headers.get('access-control-allow-origin'),
+    ).toBeNull();
   });
 });
 
@@ -187,7 +209,9 @@ describe('on loopback, only local host names are answered (DNS rebinding)', () =
     return new Promise((resolve, reject) => {
       const req = http.request({ hostname, port, path: '/posts/id=1', headers: { host, accept: 'application/json;raw=true' } }, (res) => {
         let body = '';
-        res.on('data', (c) => { body += c; });
+        res.on('data', (c) => {
+          body += c;
+        });
         res.on('end', () => resolve({ status: res.statusCode!, body }));
       });
       req.on('error', reject);
@@ -203,7 +227,8 @@ describe('on loopback, only local host names are answered (DNS rebinding)', () =
       expect(evil.status).toBe(403);
       expect(evil.body).toMatch(/Host 'evil\.example:\d+' is not one this service answers to/);
       expect(evil.body).not.toContain('Hello');
-      for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, 'localhost']) expect((await withHost(server.url, host)).status).toBe(200);
+      for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, 'localhost'])
+        expect((await withHost(server.url, host)).status).toBe(200);
     }
   });
 

@@ -8,7 +8,8 @@ export const ROOT = path.resolve(__dirname, '../../..');
 export const CLI = path.join(ROOT, 'packages/cli/dist/cli.js');
 
 export function requireBuiltCli(): void {
-  if (!existsSync(CLI)) throw new Error(`${path.relative(ROOT, CLI)} is missing: run \`pnpm build\` before jest (CI builds before it runs the tests)`);
+  if (!existsSync(CLI))
+    throw new Error(`${path.relative(ROOT, CLI)} is missing: run \`pnpm build\` before jest (CI builds before it runs the tests)`);
 }
 
 export interface Running {
@@ -47,7 +48,9 @@ export function start(args: string[], cwd = ROOT): Promise<Running> {
   let stdout = '';
   let stderr = '';
   return new Promise((resolve, reject) => {
-    proc.stderr!.on('data', (d) => { stderr += d; });
+    proc.stderr!.on('data', (d) => {
+      stderr += d;
+    });
     proc.stdout!.on('data', (d) => {
       stdout += d;
       const url = /http:\/\/[^\s/]+/.exec(stdout)?.[0];
@@ -63,8 +66,12 @@ export function run(args: string[], cwd = ROOT): Promise<Finished> {
   running.push(proc);
   let stdout = '';
   let stderr = '';
-  proc.stdout!.on('data', (d) => { stdout += d; });
-  proc.stderr!.on('data', (d) => { stderr += d; });
+  proc.stdout!.on('data', (d) => {
+    stdout += d;
+  });
+  proc.stderr!.on('data', (d) => {
+    stderr += d;
+  });
   return exitOf(proc).then(({ code }) => ({ code, stdout, stderr }));
 }
 
@@ -80,7 +87,13 @@ export interface Answer {
   json: any;
 }
 
-export async function request(server: Running, method: string, uri: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> {
+export async function request(
+  server: Running,
+  method: string,
+  uri: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<Answer> {
   const res = await fetch(server.url + uri, {
     method,
     headers: { accept: 'application/json;raw=true', ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },

@@ -36,7 +36,8 @@ let dir: string;
 let file: string;
 
 beforeAll(() => {
-  if (!existsSync(CLI)) throw new Error(`${path.relative(ROOT, CLI)} is missing: run \`pnpm build\` before jest (CI builds before it runs the tests)`);
+  if (!existsSync(CLI))
+    throw new Error(`${path.relative(ROOT, CLI)} is missing: run \`pnpm build\` before jest (CI builds before it runs the tests)`);
 });
 
 beforeEach(async () => {
@@ -65,7 +66,9 @@ function serve(...args: string[]): Promise<Running> {
   return new Promise((resolve, reject) => {
     let stdout = '';
     let stderr = '';
-    proc.stderr!.on('data', (d) => { stderr += d; });
+    proc.stderr!.on('data', (d) => {
+      stderr += d;
+    });
     proc.stdout!.on('data', (d) => {
       stdout += d;
       const url = /http:\/\/127\.0\.0\.1:\d+/.exec(stdout)?.[0];
@@ -81,8 +84,12 @@ function run(...args: string[]): Promise<Finished> {
   running.push(proc);
   let stdout = '';
   let stderr = '';
-  proc.stdout!.on('data', (d) => { stdout += d; });
-  proc.stderr!.on('data', (d) => { stderr += d; });
+  proc.stdout!.on('data', (d) => {
+    stdout += d;
+  });
+  proc.stderr!.on('data', (d) => {
+    stderr += d;
+  });
   return exitOf(proc).then(({ code }) => ({ code, stdout, stderr }));
 }
 
@@ -153,7 +160,10 @@ describe('changes are written back to the file atomically before the response', 
 
     const second = await serve();
     expect((await request(second, 'GET', '/Garden.Bed/_/select=Crop,Rows')).json).toEqual([
-      { Crop: 'Kale', Rows: 4 }, { Crop: 'Leek', Rows: 9 }, { Crop: 'Bean', Rows: 6 }, { Crop: 'Pea', Rows: 3 },
+      { Crop: 'Kale', Rows: 4 },
+      { Crop: 'Leek', Rows: 9 },
+      { Crop: 'Bean', Rows: 6 },
+      { Crop: 'Pea', Rows: 3 },
     ]);
     expect((await request(second, 'GET', '/Gardener')).status).toBe(204);
   });
@@ -176,7 +186,15 @@ describe('macros and webhooks are kept in the file too; error records are not', 
   test('a macro and a webhook survive a restart, stored under Service.* keys that are not resources', async () => {
     const first = await serve();
     expect((await request(first, 'POST', '/Service.Admin.Macro', { Name: 'wide', Uri: '/Garden.Bed/Rows>3' })).status).toBe(201);
-    expect((await request(first, 'POST', '/Service.Admin.Webhook', { Label: 'beds', Destination: '/Gardener', EventSelector: '/Garden.Bed.Inserted' })).status).toBe(201);
+    expect(
+      (
+        await request(first, 'POST', '/Service.Admin.Webhook', {
+          Label: 'beds',
+          Destination: '/Gardener',
+          EventSelector: '/Garden.Bed.Inserted',
+        })
+      ).status,
+    ).toBe(201);
     expect((await request(first, 'GET', '/Nowhere')).status).toBe(404);
     const disk = await onDisk();
     expect(disk['Service.Admin.Macro']).toEqual([expect.objectContaining({ Name: 'wide', Uri: '/Garden.Bed/Rows>3' })]);

@@ -17,7 +17,12 @@ beforeEach(async () => {
 afterEach(() => rm(dir, { recursive: true, force: true }));
 
 async function json(service: Awaited<ReturnType<typeof createFileService>>['service'], method: string, uri: string, body?: unknown) {
-  const r = await service.handle({ method, uri, headers: { ...RAW, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const r = await service.handle({
+    method,
+    uri,
+    headers: { ...RAW, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   return { status: r.status, body: r.body === null ? null : JSON.parse(String(r.body)) };
 }
 
@@ -46,8 +51,16 @@ describe('a failed save changes nothing', () => {
     await unblock();
     expect((await json(service, 'POST', '/posts', { id: 3, title: 'kept' })).status).toBe(201);
     await store.idle();
-    expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({ posts: [{ id: 1, title: 'first' }, { id: 3, title: 'kept' }] });
-    expect((await json(service, 'GET', '/posts')).body).toEqual([{ id: 1, title: 'first' }, { id: 3, title: 'kept' }]);
+    expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({
+      posts: [
+        { id: 1, title: 'first' },
+        { id: 3, title: 'kept' },
+      ],
+    });
+    expect((await json(service, 'GET', '/posts')).body).toEqual([
+      { id: 1, title: 'first' },
+      { id: 3, title: 'kept' },
+    ]);
   });
 
   test('updates and deletes that fail to save leave the entity as it was', async () => {
@@ -66,7 +79,9 @@ describe('a failed save changes nothing', () => {
 describe('writes that succeed', () => {
   test('concurrent writes share saves and all land, in the file and in memory', async () => {
     const { service, store } = await createFileService({ file, apiKeys: [], allowPrivateDestinations: false });
-    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => json(service, 'POST', '/posts', { id: i + 10, title: `p${i}` })));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => json(service, 'POST', '/posts', { id: i + 10, title: `p${i}` })),
+    );
     expect(answers.every((a) => a.status === 201)).toBe(true);
     await store.idle();
     const saved = JSON.parse(await readFile(file, 'utf8')).posts;
@@ -100,12 +115,18 @@ describe('the key json-server users expect (DESIGN 13)', () => {
     expect((await json(service, 'POST', '/posts', { title: 'second' })).body).toEqual([{ title: 'second', id: 2 }]);
     expect((await json(service, 'POST', '/posts', { id: 2, title: 'again' })).status).toBe(409);
     await store.idle();
-    expect(JSON.parse(await readFile(file, 'utf8')).posts).toEqual([{ id: 1, title: 'first' }, { title: 'second', id: 2 }]);
+    expect(JSON.parse(await readFile(file, 'utf8')).posts).toEqual([
+      { id: 1, title: 'first' },
+      { title: 'second', id: 2 },
+    ]);
   });
 
   test('no key when an entity lacks id or two share one; the config file can name another', async () => {
     await writeFile(file, JSON.stringify({ a: [{ id: 1 }, { name: 'no id' }], b: [{ id: 1 }, { id: 1 }], c: [{ sku: 'X-1' }] }));
-    const { service } = await createFileService({ file, apiKeys: [], allowPrivateDestinations: false }, { resources: { c: { key: 'sku' } } });
+    const { service } = await createFileService(
+      { file, apiKeys: [], allowPrivateDestinations: false },
+      { resources: { c: { key: 'sku' } } },
+    );
     expect((await json(service, 'GET', '/a/1')).status).toBe(400);
     expect((await json(service, 'GET', '/b/1')).status).toBe(400);
     expect((await json(service, 'GET', '/c/X-1')).body).toEqual([{ sku: 'X-1' }]);

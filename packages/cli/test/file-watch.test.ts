@@ -28,7 +28,12 @@ async function open() {
 }
 
 async function json(method: string, uri: string, body?: unknown) {
-  const r = await opened!.service.handle({ method, uri, headers: { ...RAW, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const r = await opened!.service.handle({
+    method,
+    uri,
+    headers: { ...RAW, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   return { status: r.status, body: r.body === null ? null : JSON.parse(String(r.body)) };
 }
 
@@ -75,7 +80,12 @@ test('a file that does not parse keeps the old data served, and a write does not
   errors.mockRestore();
   expect((await json('POST', '/posts', { id: 2, title: 'new' })).status).toBe(201);
   await opened!.store.idle();
-  expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({ posts: [{ id: 1, title: 'whole' }, { id: 2, title: 'new' }] });
+  expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({
+    posts: [
+      { id: 1, title: 'whole' },
+      { id: 2, title: 'new' },
+    ],
+  });
 });
 
 test('a write racing an edit the watcher has not loaded yet does not overwrite the edit', async () => {
@@ -86,11 +96,14 @@ test('a write racing an edit the watcher has not loaded yet does not overwrite t
   expect((await json('POST', '/posts', { id: 2, title: 'by api' })).status).toBe(201);
   await opened!.store.idle();
   log.mockRestore();
-  expect(JSON.parse(await readFile(file, 'utf8')).posts).toEqual([{ id: 1, title: 'by hand' }, { id: 2, title: 'by api' }]);
+  expect(JSON.parse(await readFile(file, 'utf8')).posts).toEqual([
+    { id: 1, title: 'by hand' },
+    { id: 2, title: 'by api' },
+  ]);
   expect(await titles()).toEqual(['by hand', 'by api']);
 });
 
-test('the server\'s own saves are not taken for outside edits', async () => {
+test("the server's own saves are not taken for outside edits", async () => {
   await open();
   const log = jest.spyOn(console, 'error').mockImplementation(() => undefined);
   for (let i = 2; i < 6; i++) expect((await json('POST', '/posts', { id: i, title: `p${i}` })).status).toBe(201);

@@ -5,7 +5,17 @@
  */
 import { buildUri, encodeCondition, encodeKey, encodeLocator, encodePart, type Operator, type Value } from './uri.js';
 
-export { encodePart, encodeValue, encodeLocator, encodeCondition, buildUri, OPERATORS, type Operator, type Value, type Condition } from './uri.js';
+export {
+  encodePart,
+  encodeValue,
+  encodeLocator,
+  encodeCondition,
+  buildUri,
+  OPERATORS,
+  type Operator,
+  type Value,
+  type Condition,
+} from './uri.js';
 
 export type Entity = Record<string, unknown>;
 
@@ -66,7 +76,10 @@ const JSON_RAW = 'application/json;raw=true';
 
 /** A query on one resource (or macro). Every method returns a new query; `uri()` shows it. */
 export class Query<T = Entity> {
-  constructor(private readonly client: Client, private readonly state: State) {}
+  constructor(
+    private readonly client: Client,
+    private readonly state: State,
+  ) {}
 
   private with(change: Partial<State>): Query<T> {
     return new Query<T>(this.client, { ...this.state, ...change });
@@ -83,9 +96,10 @@ export class Query<T = Entity> {
   where(property: string, operator: Operator, value: Value): Query<T>;
   where(equal: Partial<Record<keyof T & string, Value>> | Record<string, Value>): Query<T>;
   where(a: string | Record<string, Value | undefined>, operator?: Operator, value?: Value): Query<T> {
-    const added = typeof a === 'string'
-      ? [encodeCondition({ property: a, operator: operator!, value: value === undefined ? null : value })]
-      : Object.entries(a).map(([property, v]) => encodeCondition({ property, operator: '=', value: v === undefined ? null : v }));
+    const added =
+      typeof a === 'string'
+        ? [encodeCondition({ property: a, operator: operator!, value: value === undefined ? null : value })]
+        : Object.entries(a).map(([property, v]) => encodeCondition({ property, operator: '=', value: v === undefined ? null : v }));
     return this.with({ conditions: [...this.state.conditions, ...added] });
   }
 
@@ -98,11 +112,11 @@ export class Query<T = Entity> {
     return this.with({ view: name });
   }
 
-  orderAsc(property: keyof T & string | string): Query<T> {
+  orderAsc(property: (keyof T & string) | string): Query<T> {
     return this.withMeta('order_asc', encodeLocator(property)).without('order_desc');
   }
 
-  orderDesc(property: keyof T & string | string): Query<T> {
+  orderDesc(property: (keyof T & string) | string): Query<T> {
     return this.withMeta('order_desc', encodeLocator(property)).without('order_asc');
   }
 
@@ -114,7 +128,7 @@ export class Query<T = Entity> {
     return this.withMeta('offset', String(Math.trunc(n)));
   }
 
-  select(...properties: Array<keyof T & string | string>): Query<T> {
+  select(...properties: Array<(keyof T & string) | string>): Query<T> {
     return this.withMeta('select', properties.map(encodeLocator).join(','));
   }
 
@@ -123,7 +137,12 @@ export class Query<T = Entity> {
   }
 
   rename(pairs: Record<string, string>): Query<T> {
-    return this.withMeta('rename', Object.entries(pairs).map(([from, to]) => `${encodeLocator(from)}${encodePart('->')}${encodePart(to)}`).join(','));
+    return this.withMeta(
+      'rename',
+      Object.entries(pairs)
+        .map(([from, to]) => `${encodeLocator(from)}${encodePart('->')}${encodePart(to)}`)
+        .join(','),
+    );
   }
 
   distinct(on = true): Query<T> {
@@ -178,7 +197,10 @@ export class Query<T = Entity> {
 
   /** One entity and its ETag; with `ifNoneMatch`, `notModified` is true on 304. */
   async one(options: { ifNoneMatch?: string } = {}): Promise<{ entity?: T; etag?: string; notModified: boolean }> {
-    const res = await this.client.send('GET', this.uri(), { accept: JSON_RAW, ...(options.ifNoneMatch ? { 'if-none-match': options.ifNoneMatch } : {}) });
+    const res = await this.client.send('GET', this.uri(), {
+      accept: JSON_RAW,
+      ...(options.ifNoneMatch ? { 'if-none-match': options.ifNoneMatch } : {}),
+    });
     if (res.status === 304) return { etag: options.ifNoneMatch, notModified: true };
     const data = res.status === 204 ? [] : ((await res.json()) as T[]);
     return { entity: data[0], etag: res.headers.get('etag') ?? undefined, notModified: false };
@@ -221,7 +243,12 @@ export class Query<T = Entity> {
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (options.ifMatch) headers['if-match'] = options.ifMatch;
     const res = await this.client.send(method, this.uri(), headers, body === undefined ? undefined : JSON.stringify(body));
-    const envelope = (res.status === 204 ? {} : await res.json()) as { Data?: T[]; InsertedCount?: number; UpdatedCount?: number; DeletedCount?: number };
+    const envelope = (res.status === 204 ? {} : await res.json()) as {
+      Data?: T[];
+      InsertedCount?: number;
+      UpdatedCount?: number;
+      DeletedCount?: number;
+    };
     return {
       status: res.status,
       data: envelope.Data ?? [],

@@ -25,10 +25,16 @@ const PRODUCTS: Product[] = [
 ];
 
 function makeService(): Service {
-  const service = createService({ apiKeys: [{ key: 'k-1', allow: [{ resources: ['*'], methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] }] }] });
+  const service = createService({
+    apiKeys: [{ key: 'k-1', allow: [{ resources: ['*'], methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] }] }],
+  });
   service.addResource({
     name: 'Shop.Product',
-    schema: { type: 'object', properties: { Sku: { type: 'string' }, Name: { type: 'string' }, Price: { type: 'number' }, Tags: { type: 'array' } }, required: ['Sku', 'Name', 'Price'] },
+    schema: {
+      type: 'object',
+      properties: { Sku: { type: 'string' }, Name: { type: 'string' }, Price: { type: 'number' }, Tags: { type: 'array' } },
+      required: ['Sku', 'Name', 'Price'],
+    },
     views: [{ name: 'Cheap', conditions: 'Price<10' }],
   });
   return service;
@@ -73,15 +79,30 @@ describe.each(adapters)('@resourcery/client against %s', (_name, serve) => {
   test('conditions and meta-conditions build the URI a person would write', async () => {
     const q = products().where('Price', '>', 5).where('Price', '<=', 25).orderDesc('Price').limit(2).select('Name', 'Price');
     expect(q.uri()).toBe('/Shop.Product/Price>5&Price<=25/order_desc=Price&limit=2&select=Name,Price');
-    expect(await q.get()).toEqual([{ Name: 'Saw 1/2"', Price: 25 }, { Name: '100% cotton', Price: 12 }]);
+    expect(await q.get()).toEqual([
+      { Name: 'Saw 1/2"', Price: 25 },
+      { Name: '100% cotton', Price: 12 },
+    ]);
     expect(await products().orderAsc('Price').offset(1).limit(1).select('Sku').get()).toEqual([{ Sku: 'O-9' }]);
-    expect(await products().where('Price', '<', 5).rename({ Name: 'Title' }).select('Title').orderAsc('Title').get()).toEqual([{ Title: '>=<!=' }, { Title: 'Nuts&Bolts' }, { Title: 'null' }]);
-    expect(await products().select('Name').add('Name.Length').where({ Sku: 'B-1' }).get()).toEqual([{ Name: 'Nuts&Bolts', 'Name.Length': 10 }]);
+    expect(await products().where('Price', '<', 5).rename({ Name: 'Title' }).select('Title').orderAsc('Title').get()).toEqual([
+      { Title: '>=<!=' },
+      { Title: 'Nuts&Bolts' },
+      { Title: 'null' },
+    ]);
+    expect(await products().select('Name').add('Name.Length').where({ Sku: 'B-1' }).get()).toEqual([
+      { Name: 'Nuts&Bolts', 'Name.Length': 10 },
+    ]);
   });
 
   test('search and search_regex with characters that must be encoded', async () => {
     expect((await products().search('w 1/2').get()).map((p) => p.Sku)).toEqual(['S-7']);
-    expect((await products().searchRegex(/\d+% c/).get()).map((p) => p.Sku)).toEqual(['P-5']);
+    expect(
+      (
+        await products()
+          .searchRegex(/\d+% c/)
+          .get()
+      ).map((p) => p.Sku),
+    ).toEqual(['P-5']);
     expect((await products().search('s&b').get()).map((p) => p.Sku)).toEqual(['B-1']);
   });
 
@@ -112,7 +133,10 @@ describe.each(adapters)('@resourcery/client against %s', (_name, serve) => {
   });
 
   test('errors are thrown as values with code, status and the Error record link', async () => {
-    const error: ResourceryError = await products().where('Nope', '=', 1).get().catch((e) => e);
+    const error: ResourceryError = await products()
+      .where('Nope', '=', 1)
+      .get()
+      .catch((e) => e);
     expect(error).toBeInstanceOf(ResourceryError);
     expect(error).toMatchObject({ status: 404, code: 'UnknownProperty' });
     expect(error.moreInfoAt).toMatch(/^\/api\/Service\.Admin\.Error\/id=/);
@@ -122,21 +146,32 @@ describe.each(adapters)('@resourcery/client against %s', (_name, serve) => {
 
   test('other content types and the OpenAPI document', async () => {
     const lines = await (await products().where('Price', '<', 5).orderAsc('Price').as('application/jsonlines')).text();
-    expect(lines.trim().split('\n').map((l) => JSON.parse(l).Sku)).toEqual(['007', 'O-9', 'B-1']);
+    expect(
+      lines
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).Sku),
+    ).toEqual(['007', 'O-9', 'B-1']);
     const doc = await client.openapi();
     expect(doc.paths['/Shop.Product']).toBeDefined();
   });
 });
 
 describe('URI building', () => {
-  const client = createClient({ baseUrl: 'http://x', fetch: () => { throw new Error('no requests here'); } });
+  const client = createClient({
+    baseUrl: 'http://x',
+    fetch: () => {
+      throw new Error('no requests here');
+    },
+  });
   test('keys are bare values; strings encoded, never quoted', () => {
     expect(client.resource('Person').key(7).uri()).toBe('/Person/7');
     expect(client.resource('Person').key('a/b&c').select('Name').uri()).toBe('/Person/a%2Fb%26c/select=Name');
   });
   test('dates, booleans and nested locators', () => {
-    expect(client.resource('E').where('At', '>=', new Date('2024-01-02T03:04:05Z')).where({ 'Address.City': 'Oslo', Active: true }).uri())
-      .toBe("/E/At>=2024-01-02T03%3A04%3A05.000Z&Address.City='Oslo'&Active=true");
+    expect(
+      client.resource('E').where('At', '>=', new Date('2024-01-02T03:04:05Z')).where({ 'Address.City': 'Oslo', Active: true }).uri(),
+    ).toBe("/E/At>=2024-01-02T03%3A04%3A05.000Z&Address.City='Oslo'&Active=true");
   });
   test('a repeated meta-condition is replaced, and order_asc replaces order_desc', () => {
     expect(client.resource('E').limit(5).limit(10).orderDesc('A').orderAsc('B').uri()).toBe('/E/_/limit=10&order_asc=B');

@@ -63,7 +63,9 @@ export class Auth {
   static authorize(principal: unknown, resource: string, method: string): void {
     if (!(principal instanceof ApiKeyPrincipal) || principal.rules === null || resource.toLowerCase() === ALWAYS_OPEN) return;
     const m = method === 'REPORT' || method === 'HEAD' ? 'GET' : method;
-    const ok = principal.rules.some((r) => (r.resources === null || r.resources.test(resource)) && (r.methods === null || r.methods.has(m) || r.methods.has(method)));
+    const ok = principal.rules.some(
+      (r) => (r.resources === null || r.resources.test(resource)) && (r.methods === null || r.methods.has(m) || r.methods.has(method)),
+    );
     if (!ok) throw new ServiceError('Forbidden', `This API key may not use ${method} on '${resource}'`);
   }
 

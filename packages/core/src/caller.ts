@@ -39,7 +39,11 @@ export interface HandleOptions<C = unknown> {
 export function runAuthenticate(authenticate: Authenticate, request: CallerRequest, context: unknown): unknown {
   try {
     const principal = authenticate(request, context);
-    return principal instanceof Promise ? principal.catch((e) => { throw asUnauthorized(e); }) : principal;
+    return principal instanceof Promise
+      ? principal.catch((e) => {
+          throw asUnauthorized(e);
+        })
+      : principal;
   } catch (e) {
     throw asUnauthorized(e);
   }

@@ -20,7 +20,10 @@ export class ErrorRecords {
   private trimming: Promise<void> = Promise.resolve();
   private readonly prefix = randomBytes(3).toString('hex');
 
-  constructor(private readonly storage: Storage, private readonly max: number) {}
+  constructor(
+    private readonly storage: Storage,
+    private readonly max: number,
+  ) {}
 
   async record(ctx: RequestContext, error: ServiceError): Promise<string> {
     const id = `${this.prefix}${(++this.counter).toString(36)}`;
@@ -55,16 +58,22 @@ export class ErrorRecords {
     if (this.storage.count) this.stored = await this.storage.count({ conditions: [], predicate: null });
     const excess = this.stored - this.max;
     if (excess <= 0) return;
-    const { entities } = await this.storage.select({ conditions: [], predicate: null, order: { locator: new Locator('Time'), descending: false }, offset: 0, limit: excess });
+    const { entities } = await this.storage.select({
+      conditions: [],
+      predicate: null,
+      order: { locator: new Locator('Time'), descending: false },
+      offset: 0,
+      limit: excess,
+    });
     const oldest: Entity[] = [];
     for await (const e of entities as AsyncIterable<Entity>) oldest.push(e);
     await this.storage.write({ delete: oldest.slice(0, excess) });
     this.stored -= Math.min(excess, oldest.length);
   }
-
 }
 
-const SECRET_KEY = /^(authorization|proxy-authorization|cookie|secret|password|passwd|api[-_]?key|token|access[-_]?token|client[-_]?secret)$/i;
+const SECRET_KEY =
+  /^(authorization|proxy-authorization|cookie|secret|password|passwd|api[-_]?key|token|access[-_]?token|client[-_]?secret)$/i;
 
 /** How much of a failed request's body a record keeps. */
 const MAX_BODY_TEXT = 16384;
@@ -84,7 +93,11 @@ export function redactBody(text: string, contentType = ''): string {
   if (/^application\/x-www-form-urlencoded/i.test(contentType)) {
     const form = new URLSearchParams(text);
     let changed = false;
-    for (const key of [...form.keys()]) if (SECRET_KEY.test(key)) { form.set(key, '*****'); changed = true; }
+    for (const key of [...form.keys()])
+      if (SECRET_KEY.test(key)) {
+        form.set(key, '*****');
+        changed = true;
+      }
     return changed ? form.toString() : text;
   }
   return text;
@@ -94,10 +107,13 @@ export function redactBody(text: string, contentType = ''): string {
 export function redactUri(uri: string): string {
   const q = uri.indexOf('?');
   if (q < 0) return uri;
-  return uri.slice(0, q) + uri.slice(q).replace(/([?&;])([^=&;]*)=([^&;]*)/g, (m, sep: string, key: string) => {
-    const name = decodeSafe(key);
-    return SECRET_KEY.test(name) || SECRET_QUERY.test(name) ? `${sep}${key}=*****` : m;
-  });
+  return (
+    uri.slice(0, q) +
+    uri.slice(q).replace(/([?&;])([^=&;]*)=([^&;]*)/g, (m, sep: string, key: string) => {
+      const name = decodeSafe(key);
+      return SECRET_KEY.test(name) || SECRET_QUERY.test(name) ? `${sep}${key}=*****` : m;
+    })
+  );
 }
 
 const SECRET_QUERY = /^(api[-_]?key|key|token|access[-_]?token|auth|password|secret|signature|sig)$/i;
@@ -112,7 +128,9 @@ function decodeSafe(text: string): string {
 
 /** Values of credential-like properties in text that is not valid JSON: `"password": "x"` -> `"password": "*****"`. */
 function redactMalformedJson(text: string): string {
-  return text.replace(/("((?:[^"\\]|\\.)*)"\s*:\s*)("(?:[^"\\]|\\.)*"?|[^,}\]\s]+)/g, (m, head: string, key: string) => (SECRET_KEY.test(key) ? `${head}"*****"` : m));
+  return text.replace(/("((?:[^"\\]|\\.)*)"\s*:\s*)("(?:[^"\\]|\\.)*"?|[^,}\]\s]+)/g, (m, head: string, key: string) =>
+    SECRET_KEY.test(key) ? `${head}"*****"` : m,
+  );
 }
 
 function redactJson(text: string): string {
@@ -123,7 +141,8 @@ function redactJson(text: string): string {
     return redactMalformedJson(text);
   }
   // A body too deep to walk safely is described, not stored (the service refuses it anyway).
-  if (nestsDeeperThan(value, MAX_NESTING_LIMIT)) return `<${text.length} characters of JSON nested deeper than ${MAX_NESTING_LIMIT} levels: not stored>`;
+  if (nestsDeeperThan(value, MAX_NESTING_LIMIT))
+    return `<${text.length} characters of JSON nested deeper than ${MAX_NESTING_LIMIT} levels: not stored>`;
   let changed = false;
   const walk = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(walk);
@@ -144,7 +163,10 @@ function redactJson(text: string): string {
 /** `<name>: <value>` joined with ` | `, credentials replaced by *****. */
 export function renderHeaders(headers: Record<string, string>): string {
   return Object.entries(headers)
-    .map(([name, value]) => `${name}: ${Auth.isSecretHeader(name) ? '*****' : name === 'source' || name === 'destination' ? Auth.redactInline(value) : value}`)
+    .map(
+      ([name, value]) =>
+        `${name}: ${Auth.isSecretHeader(name) ? '*****' : name === 'source' || name === 'destination' ? Auth.redactInline(value) : value}`,
+    )
     .join(' | ');
 }
 

@@ -43,7 +43,10 @@ export class Events {
   private readonly listeners: EventListener[] = [];
   /** Where listener failures go; replace it to log them your way. */
   onListenerError: (error: unknown, event: RaisedEvent) => void = (error, event) => {
-    process.emitWarning(`A listener of event '${event.name}' failed: ${error instanceof Error ? error.message : String(error)}`, 'ResourceryEventWarning');
+    process.emitWarning(
+      `A listener of event '${event.name}' failed: ${error instanceof Error ? error.message : String(error)}`,
+      'ResourceryEventWarning',
+    );
   };
 
   define(name: string, definition: EventDefinition = {}): void {
@@ -73,13 +76,15 @@ export class Events {
       if (event.entities.length === 0) return;
     }
     if (this.listeners.length === 0) return;
-    await Promise.all(this.listeners.map(async (listener) => {
-      try {
-        await listener(event);
-      } catch (error) {
-        this.onListenerError(error, event);
-      }
-    }));
+    await Promise.all(
+      this.listeners.map(async (listener) => {
+        try {
+          await listener(event);
+        } catch (error) {
+          this.onListenerError(error, event);
+        }
+      }),
+    );
   }
 }
 

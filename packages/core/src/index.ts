@@ -14,7 +14,16 @@ export type { EventDefinition, BinaryPayload, RaisedEvent, EventListener } from 
 export type { ContentType, ProtocolProvider, ReadContext, WriteContext } from './content-types/content-type.js';
 export { json, toEntities } from './content-types/json.js';
 export type { Result, ErrorBody } from './results.js';
-export { parseUri, clearParseCache, META_KEYS, type ParsedUri, type Condition, type Operator, type MetaEntry, type MetaKey } from './grammar/parse.js';
+export {
+  parseUri,
+  clearParseCache,
+  META_KEYS,
+  type ParsedUri,
+  type Condition,
+  type Operator,
+  type MetaEntry,
+  type MetaKey,
+} from './grammar/parse.js';
 export { Locator } from './query/locator.js';
 export { parseLiteral, type Literal } from './query/literal.js';
 export { compileConditions, type Entity, type Predicate } from './query/conditions.js';

@@ -26,13 +26,24 @@ export function keyProperties(key: string | readonly string[] | undefined, resou
 /** The conditions a bare value stands for; 400 naming the condition form when the resource has no key. */
 export function keyConditions(resource: string, key: readonly string[] | null, bare: string): Condition[] {
   if (key === null) {
-    throw new ServiceError('InvalidConditionOperator', `'${bare}' has no operator, and '${resource}' declares no key for a bare value to address: write a condition such as /${resource}/id=${bare} (<property>=<value>)`);
+    throw new ServiceError(
+      'InvalidConditionOperator',
+      `'${bare}' has no operator, and '${resource}' declares no key for a bare value to address: write a condition such as /${resource}/id=${bare} (<property>=<value>)`,
+    );
   }
   const values = key.length === 1 ? [bare] : bare.split(',');
   if (values.length !== key.length) {
-    throw new ServiceError('InvalidConditionSyntax', `'${resource}' has a key of ${key.length} properties (${key.join(', ')}): write its values in that order, comma-separated, as in /${resource}/${key.map((k) => `<${k}>`).join(',')}`);
+    throw new ServiceError(
+      'InvalidConditionSyntax',
+      `'${resource}' has a key of ${key.length} properties (${key.join(', ')}): write its values in that order, comma-separated, as in /${resource}/${key.map((k) => `<${k}>`).join(',')}`,
+    );
   }
-  return key.map((name, i) => ({ locator: new Locator(name), op: '=' as const, value: parseLiteral(values[i]), text: `${name}=${values[i]}` }));
+  return key.map((name, i) => ({
+    locator: new Locator(name),
+    op: '=' as const,
+    value: parseLiteral(values[i]),
+    text: `${name}=${values[i]}`,
+  }));
 }
 
 /** Whether the schema says a key property holds whole numbers. */
@@ -48,10 +59,19 @@ function integerKey(schema: JsonSchema | undefined, name: string): boolean | und
  * stored (and earlier in the batch) when the key holds numbers, else a UUID. Call while
  * the resource's writes are serialized, so two POSTs cannot take one number.
  */
-export async function fillKeys(key: readonly string[], schema: JsonSchema | undefined, storage: Storage, entities: Entity[]): Promise<void> {
+export async function fillKeys(
+  key: readonly string[],
+  schema: JsonSchema | undefined,
+  storage: Storage,
+  entities: Entity[],
+): Promise<void> {
   const missing = entities.filter((e) => key.some((k) => findKey(e, k) === undefined || e[findKey(e, k)!] === null));
   if (missing.length === 0) return;
-  if (key.length > 1) throw new ServiceError('InvalidResourceEntity', `Every entity needs its key (${key.join(', ')}): a key of several properties is not generated`);
+  if (key.length > 1)
+    throw new ServiceError(
+      'InvalidResourceEntity',
+      `Every entity needs its key (${key.join(', ')}): a key of several properties is not generated`,
+    );
   const name = key[0];
   let numeric = integerKey(schema, name);
   let next = 1;
@@ -81,11 +101,17 @@ export async function checkUnique(resource: string, key: readonly string[], stor
     const id = JSON.stringify(values);
     if (seen.has(id)) throw new ServiceError('Conflict', `Two entities of the body have the key ${shown}`);
     seen.add(id);
-    const conditions: Condition[] = key.map((k, i) => ({ locator: new Locator(k), op: '=', value: literalOf(values[i]), text: `${k}=${String(values[i])}` }));
+    const conditions: Condition[] = key.map((k, i) => ({
+      locator: new Locator(k),
+      op: '=',
+      value: literalOf(values[i]),
+      text: `${k}=${String(values[i])}`,
+    }));
     const predicate = compileConditions(conditions);
     const found = await storage.select({ conditions, predicate, order: null, offset: 0, limit: -1 });
     for await (const s of found.entities as AsyncIterable<Entity>) {
-      if (found.conditionsApplied || predicate === null || predicate(s)) throw new ServiceError('Conflict', `'${resource}' already has an entity with the key ${shown}`);
+      if (found.conditionsApplied || predicate === null || predicate(s))
+        throw new ServiceError('Conflict', `'${resource}' already has an entity with the key ${shown}`);
     }
   }
 }

@@ -46,7 +46,11 @@ export class Macros {
   constructor(service: Service) {
     this.protocols = service.protocols;
     this.storage = service.adminStorage(MACRO_RESOURCE);
-    this.byName = new AdminCache(this.storage, () => this.load(), () => this.rewrites.clear());
+    this.byName = new AdminCache(
+      this.storage,
+      () => this.load(),
+      () => this.rewrites.clear(),
+    );
     service.addResource({
       name: MACRO_RESOURCE,
       description: 'Macros: stored request templates, called as /$<name>',
@@ -90,7 +94,10 @@ export class Macros {
     while (current.macro) {
       const key = current.resource.toLowerCase();
       if (seen.has(key) || chain.length >= MAX_MACRO_DEPTH) {
-        throw new ServiceError('InfiniteLoopDetected', `Macro loop: ${[...chain.map((m) => `$${m.Name}`), `$${current.resource}`].join(' -> ')}`);
+        throw new ServiceError(
+          'InfiniteLoopDetected',
+          `Macro loop: ${[...chain.map((m) => `$${m.Name}`), `$${current.resource}`].join(' -> ')}`,
+        );
       }
       seen.add(key);
       const macro = macros.get(key);
@@ -191,7 +198,8 @@ export class Macros {
     const macros = await this.byName.get(true);
     const clash = macros.get(Name.toLowerCase());
     // By name, not identity: storages may hand out fresh objects on every select.
-    if (clash && clash.Name.toLowerCase() !== String(existing?.Name ?? '').toLowerCase()) invalid('Name', `A macro named '${clash.Name}' already exists`);
+    if (clash && clash.Name.toLowerCase() !== String(existing?.Name ?? '').toLowerCase())
+      invalid('Name', `A macro named '${clash.Name}' already exists`);
     return { Name, Uri: Uri.startsWith('/') ? Uri : `/${Uri}`, Body, Headers: headers, OverwriteBody, OverwriteHeaders };
   }
 }

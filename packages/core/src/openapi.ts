@@ -20,7 +20,13 @@ export interface OpenApiOptions {
 type Json = Record<string, unknown>;
 
 /** The media types that ask `GET /` for this document. */
-export const OPENAPI_MEDIA_TYPES = ['application/vnd.oai.openapi+json', 'application/openapi+json', 'application/vnd.oai.openapi', 'application/openapi+yaml', 'application/yaml'];
+export const OPENAPI_MEDIA_TYPES = [
+  'application/vnd.oai.openapi+json',
+  'application/openapi+json',
+  'application/vnd.oai.openapi',
+  'application/openapi+yaml',
+  'application/yaml',
+];
 
 const URI_LANGUAGE = `Every URI has the form \`/<resource>[-<view>]/<conditions>/<meta-conditions>\`; each part is optional, and \`_\` (or an empty part) means "none".
 
@@ -44,8 +50,8 @@ const META_DESCRIPTIONS: Record<string, string> = {
   add: 'comma-separated derived values to add (`Name.Length`)',
   rename: 'comma-separated `<property>-><new name>` pairs',
   distinct: '`true` drops repeated output entities',
-  search: 'case-insensitive text to find in the entity\'s JSON (`search=ann`)',
-  search_regex: 'a URI-encoded JavaScript regular expression matched against the entity\'s JSON',
+  search: "case-insensitive text to find in the entity's JSON (`search=ann`)",
+  search_regex: "a URI-encoded JavaScript regular expression matched against the entity's JSON",
   safepost: 'POST updates entities that match on these comma-separated properties instead of inserting',
 };
 
@@ -63,7 +69,11 @@ export function openApiDocument(service: Service, options: OpenApiOptions = {}):
   const entityResources = resources.filter((r) => r.kind === 'EntityResource');
   const schemas: Json = {
     ErrorBody: errorBodySchema(),
-    CountResult: { type: 'object', properties: { Status: { const: 'success' }, Count: { type: 'integer' }, TimeElapsedMs: { type: 'number' } }, required: ['Status', 'Count'] },
+    CountResult: {
+      type: 'object',
+      properties: { Status: { const: 'success' }, Count: { type: 'integer' }, TimeElapsedMs: { type: 'number' } },
+      required: ['Status', 'Count'],
+    },
   };
   const paths: Json = { '/': rootPath() };
   for (const r of entityResources) {
@@ -170,7 +180,8 @@ function parameters(): Json {
       name: 'conditions',
       in: 'path',
       required: true,
-      description: 'Conditions joined by `&`, e.g. `Age>30&Name!=null`; `_` for none. Operators are written as they are; values are percent-encoded (see the API description).',
+      description:
+        'Conditions joined by `&`, e.g. `Age>30&Name!=null`; `_` for none. Operators are written as they are; values are percent-encoded (see the API description).',
       schema: { type: 'string', default: '_' },
       example: 'Age>30',
     },
@@ -191,9 +202,10 @@ function responseContent(service: Service, entity: string): Json {
   for (const p of service.protocols.entities()) {
     for (const t of p.ContentTypes as Array<{ MimeType: string; CanWrite: boolean }>) {
       if (!t.CanWrite || content[t.MimeType] !== undefined) continue;
-      content[t.MimeType] = t.MimeType === 'application/json'
-        ? { schema: ref(`${entity}.Result`) }
-        : { schema: { type: 'string', contentMediaType: t.MimeType } };
+      content[t.MimeType] =
+        t.MimeType === 'application/json'
+          ? { schema: ref(`${entity}.Result`) }
+          : { schema: { type: 'string', contentMediaType: t.MimeType } };
     }
   }
   return content;
@@ -205,7 +217,8 @@ function requestContent(service: Service, entity: string): Json {
   for (const p of service.protocols.entities()) {
     for (const t of p.ContentTypes as Array<{ MimeType: string; CanRead: boolean }>) {
       if (!t.CanRead || content[t.MimeType] !== undefined) continue;
-      content[t.MimeType] = t.MimeType === 'application/json' ? { schema: body } : { schema: { type: 'string', contentMediaType: t.MimeType } };
+      content[t.MimeType] =
+        t.MimeType === 'application/json' ? { schema: body } : { schema: { type: 'string', contentMediaType: t.MimeType } };
     }
   }
   return content;
@@ -230,8 +243,10 @@ function operation(service: Service, r: Resource, entity: string, method: Method
   const responses = op.responses as Json;
   const ok = { description: 'Success', content: responseContent(service, entity) };
   if (method === 'GET') Object.assign(responses, { 200: ok, 204: { $ref: '#/components/responses/NoContent' } });
-  else if (method === 'HEAD') Object.assign(responses, { 200: { description: 'Some entity matches' }, 204: { $ref: '#/components/responses/NoContent' } });
-  else if (method === 'POST' || method === 'PUT') Object.assign(responses, { 200: ok, 201: { description: 'Inserted', content: ok.content } });
+  else if (method === 'HEAD')
+    Object.assign(responses, { 200: { description: 'Some entity matches' }, 204: { $ref: '#/components/responses/NoContent' } });
+  else if (method === 'POST' || method === 'PUT')
+    Object.assign(responses, { 200: ok, 201: { description: 'Inserted', content: ok.content } });
   else Object.assign(responses, { 200: ok });
   if (method === 'POST' || method === 'PUT' || method === 'PATCH') {
     op.requestBody = { required: true, content: requestContent(service, entity) };
@@ -246,7 +261,11 @@ function pathItem(service: Service, r: Resource, entity: string, suffix: string,
     if (method === 'REPORT') continue;
     item[method.toLowerCase()] = operation(service, r, entity, method, suffix);
   }
-  if (r.methods.includes('REPORT')) item['x-report'] = { summary: 'REPORT answers the count of what GET returns', responses: { 200: { content: { 'application/json': { schema: ref('CountResult') } } } } };
+  if (r.methods.includes('REPORT'))
+    item['x-report'] = {
+      summary: 'REPORT answers the count of what GET returns',
+      responses: { 200: { content: { 'application/json': { schema: ref('CountResult') } } } },
+    };
   return item;
 }
 
@@ -266,7 +285,8 @@ function rootPath(): Json {
   return {
     get: {
       summary: 'The resources of this service',
-      description: 'Content negotiation: JSON (default) lists the resources (`Service.AvailableResource`); `application/vnd.oai.openapi+json` or `application/openapi+json` answers this document (`application/yaml`: the same JSON text, which is valid YAML 1.2); a browser (`text/html`) gets the explorer page.',
+      description:
+        'Content negotiation: JSON (default) lists the resources (`Service.AvailableResource`); `application/vnd.oai.openapi+json` or `application/openapi+json` answers this document (`application/yaml`: the same JSON text, which is valid YAML 1.2); a browser (`text/html`) gets the explorer page.',
       operationId: 'get_root',
       responses: {
         200: {

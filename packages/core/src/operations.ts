@@ -32,7 +32,12 @@ export interface OperationContext {
 export type Operation = (op: OperationContext) => Promise<Result>;
 
 /** The entities a GET returns (output form, projected). */
-export async function selectOutput(resource: Resource, q: CompiledQuery, rows: RowRule | null = null, budget = DEFAULT_SEARCH_BUDGET): Promise<Entity[]> {
+export async function selectOutput(
+  resource: Resource,
+  q: CompiledQuery,
+  rows: RowRule | null = null,
+  budget = DEFAULT_SEARCH_BUDGET,
+): Promise<Entity[]> {
   const toOutput = resource.definition.toOutput;
   const filter = rows?.filter ?? null;
   if (toOutput) {
@@ -50,7 +55,12 @@ export async function selectOutput(resource: Resource, q: CompiledQuery, rows: R
     limit: push ? q.meta.limit : -1,
   };
   const result = await resource.storage.select(request);
-  return evaluateScanning(visible(await collect(result.entities), filter), q, { conditionsApplied: result.conditionsApplied, pagingApplied: push && result.pagingApplied }, budget);
+  return evaluateScanning(
+    visible(await collect(result.entities), filter),
+    q,
+    { conditionsApplied: result.conditionsApplied, pagingApplied: push && result.pagingApplied },
+    budget,
+  );
 }
 
 /** evaluate, with the search (if any) scanned first in slices, so other requests keep being answered. */
@@ -64,7 +74,12 @@ async function evaluateScanning(entities: Entity[], q: CompiledQuery, options: E
 }
 
 /** The stored entities a write targets: the query without projection or distinct. */
-async function selectTargets(resource: Resource, q: CompiledQuery, rows: RowRule | null, budget = DEFAULT_SEARCH_BUDGET): Promise<Entity[]> {
+async function selectTargets(
+  resource: Resource,
+  q: CompiledQuery,
+  rows: RowRule | null,
+  budget = DEFAULT_SEARCH_BUDGET,
+): Promise<Entity[]> {
   const meta = { ...q.meta, add: null, rename: null, select: null, distinct: false };
   const target: CompiledQuery = { ...q, meta, project: null, sourceOrder: meta.order?.locator ?? null };
   const toOutput = resource.definition.toOutput;
@@ -74,7 +89,12 @@ async function selectTargets(resource: Resource, q: CompiledQuery, rows: RowRule
     return (await evaluateScanning(visible([...storedOf.keys()], rows?.filter ?? null), target, {}, budget)).map((e) => storedOf.get(e)!);
   }
   const result = await resource.storage.select({ conditions: q.conditions, predicate: q.predicate, order: null, offset: 0, limit: -1 });
-  return evaluateScanning(visible(await collect(result.entities), rows?.filter ?? null), target, { conditionsApplied: result.conditionsApplied }, budget);
+  return evaluateScanning(
+    visible(await collect(result.entities), rows?.filter ?? null),
+    target,
+    { conditionsApplied: result.conditionsApplied },
+    budget,
+  );
 }
 
 /** The entities a predicate row rule lets the caller see (ANDed with the conditions, so order does not matter). */
@@ -101,7 +121,8 @@ const report: Operation = async ({ resource, query, rows, caller, searchBudget }
   if (resource.hooks.beforeRead) await resource.hooks.beforeRead(caller);
   const m = query.meta;
   const plain = query.search === null && !m.distinct && m.limit < 0 && m.offset === 0 && !resource.definition.toOutput && !rows?.filter;
-  if (plain && resource.storage.count) return { kind: 'count', count: await resource.storage.count({ conditions: query.conditions, predicate: query.predicate }) };
+  if (plain && resource.storage.count)
+    return { kind: 'count', count: await resource.storage.count({ conditions: query.conditions, predicate: query.predicate }) };
   return { kind: 'count', count: (await selectOutput(resource, query, rows, searchBudget)).length };
 };
 
@@ -111,7 +132,9 @@ async function prepare(op: OperationContext, entity: Entity, existing?: Entity):
   if (existing === undefined && beforeInsert) entity = (await beforeInsert(entity, caller)) ?? entity;
   if (existing !== undefined && beforeUpdate) entity = (await beforeUpdate(entity, existing, caller)) ?? entity;
   const before = resource.definition.beforeWrite;
-  const value = before ? await before(entity, { operation: existing ? 'update' : 'insert', existing, authorize: op.authorize, caller }) : entity;
+  const value = before
+    ? await before(entity, { operation: existing ? 'update' : 'insert', existing, authorize: op.authorize, caller })
+    : entity;
   resource.validate(value);
   // A caller cannot write a row into (or move one out to) rows it may not see.
   checkRow(op.rows, resource.output(value), resource.name);
@@ -173,13 +196,16 @@ const post: Operation = async (op) => {
 const put: Operation = async (op) => {
   const entity = single(await op.input(), 'PUT');
   const matches = await selectTargets(op.resource, op.query, op.rows, op.searchBudget);
-  if (matches.length > 1) throw new ServiceError('AmbiguousMatch', `PUT matched ${matches.length} entities; it inserts or updates exactly one`);
+  if (matches.length > 1)
+    throw new ServiceError('AmbiguousMatch', `PUT matched ${matches.length} entities; it inserts or updates exactly one`);
   if (matches.length === 0) {
     // Fill the properties the conditions fix (`/Product/Sku=C-1`) when the body leaves them out.
     // The schema's spelling of the property wins over the locator's (locators are case-insensitive).
     const declared = op.resource.schema?.properties;
     const filled: Entity = {};
-    for (const c of op.query.conditions) if (c.op === '=' && !c.locator.isDotted && !Object.keys(entity).some((k) => k.toLowerCase() === c.locator.text.toLowerCase())) filled[(declared && findKey(declared, c.locator.text)) ?? c.locator.text] = literalValue(c.value);
+    for (const c of op.query.conditions)
+      if (c.op === '=' && !c.locator.isDotted && !Object.keys(entity).some((k) => k.toLowerCase() === c.locator.text.toLowerCase()))
+        filled[(declared && findKey(declared, c.locator.text)) ?? c.locator.text] = literalValue(c.value);
     return insert(op, [{ ...filled, ...entity }]);
   }
   const data = await update(op, [{ target: matches[0], patch: entity }]);
@@ -190,7 +216,10 @@ const patch: Operation = async (op) => {
   const body = single(await op.input(), 'PATCH');
   const matches = await selectTargets(op.resource, op.query, op.rows, op.searchBudget);
   guardMany(matches.length, 'PATCH', op.query.meta.unsafe);
-  const data = await update(op, matches.map((target) => ({ target, patch: body })));
+  const data = await update(
+    op,
+    matches.map((target) => ({ target, patch: body })),
+  );
   return { kind: 'change', data: data.map((e) => op.resource.output(e)), updated: data.length };
 };
 
@@ -235,7 +264,10 @@ async function safepost(op: OperationContext, entities: Entity[]): Promise<Resul
   const written: Array<() => Entity> = [];
   for (const [i, e] of entities.entries()) {
     const missing = keys.find((key) => key.get(e) === undefined);
-    if (missing) throw new ServiceError('InvalidResourceEntity', `safepost: entity ${i} has no ${missing.text}, so it cannot be matched`, { data: { [missing.text]: 'is required by safepost' } });
+    if (missing)
+      throw new ServiceError('InvalidResourceEntity', `safepost: entity ${i} has no ${missing.text}, so it cannot be matched`, {
+        data: { [missing.text]: 'is required by safepost' },
+      });
     const k = keyOf(e);
     const pending = insertAt.get(k);
     if (pending !== undefined) {
@@ -243,7 +275,11 @@ async function safepost(op: OperationContext, entities: Entity[]): Promise<Resul
       continue;
     }
     const found = index.get(k) ?? [];
-    if (found.length > 1) throw new ServiceError('AmbiguousMatch', `safepost: ${found.length} entities match ${keys.map((key) => `${key.text}=${JSON.stringify(key.get(e) ?? null)}`).join(', ')}`);
+    if (found.length > 1)
+      throw new ServiceError(
+        'AmbiguousMatch',
+        `safepost: ${found.length} entities match ${keys.map((key) => `${key.text}=${JSON.stringify(key.get(e) ?? null)}`).join(', ')}`,
+      );
     if (found.length === 1) {
       const target = found[0];
       if (!updates.has(target)) written.push(() => updates.get(target)!);
@@ -258,9 +294,16 @@ async function safepost(op: OperationContext, entities: Entity[]): Promise<Resul
   await resource.storage.write({ insert: inserts, update: updated });
   if (inserts.length || updated.length) await resource.definition.afterWrite?.();
   if (inserts.length) await resource.hooks.afterInsert?.(inserts, op.caller);
-  if (updated.length) await resource.hooks.afterUpdate?.(updated.map((u) => u.value), op.caller);
+  if (updated.length)
+    await resource.hooks.afterUpdate?.(
+      updated.map((u) => u.value),
+      op.caller,
+    );
   await op.changed('Inserted', inserts);
-  await op.changed('Updated', updated.map((u) => u.value));
+  await op.changed(
+    'Updated',
+    updated.map((u) => u.value),
+  );
   return { kind: 'change', data: written.map((w) => resource.output(w())), inserted: inserts.length, updated: updated.length };
 }
 
@@ -283,7 +326,10 @@ export const OPERATIONS: Record<string, Operation> = {
   REPORT: report,
   POST: retryOnConflict(post),
   // The body is read before waiting for the resource, so a slow upload holds no one up.
-  PUT: retryOnConflict(async (op) => { await op.input(); return op.resource.exclusive(() => put(op)); }),
+  PUT: retryOnConflict(async (op) => {
+    await op.input();
+    return op.resource.exclusive(() => put(op));
+  }),
   PATCH: retryOnConflict(patch),
   DELETE: retryOnConflict(del),
 };

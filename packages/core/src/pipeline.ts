@@ -40,7 +40,9 @@ export async function handle(service: Service, request: PlainRequest, depth = 0,
     authorize(resource.name, ctx.method);
     const operation = OPERATIONS[ctx.method];
     if (!operation || !resource.allows(ctx.method)) {
-      throw new ServiceError('MethodNotAllowed', `${ctx.method} is not allowed on '${resource.name}'`, { headers: { allow: resource.methods.join(', ') } });
+      throw new ServiceError('MethodNotAllowed', `${ctx.method} is not allowed on '${resource.name}'`, {
+        headers: { allow: resource.methods.join(', ') },
+      });
     }
     const rows = resource.rows(caller, ruleMethod(ctx.method));
     const query = resource.query(parsed, rows);
@@ -65,15 +67,24 @@ export async function handle(service: Service, request: PlainRequest, depth = 0,
 }
 
 async function changed(service: Service, resource: Resource, kind: string, entities: Entity[], depth: number): Promise<void> {
-  if (resource.raisesEvents && entities.length > 0) await service.events.raise(`${resource.name}.${kind}`, entities.map((e) => resource.output(e)), { depth });
+  if (resource.raisesEvents && entities.length > 0)
+    await service.events.raise(
+      `${resource.name}.${kind}`,
+      entities.map((e) => resource.output(e)),
+      { depth },
+    );
 }
 
 function statusOf(method: string, result: Result): number {
   switch (result.kind) {
-    case 'entities': return result.entities.length > 0 ? 200 : 204;
-    case 'count': return 200;
-    case 'change': return method === 'POST' || method === 'PUT' ? ((result.inserted ?? 0) > 0 && result.updated === undefined ? 201 : 200) : 200;
-    case 'passthrough': return result.status;
+    case 'entities':
+      return result.entities.length > 0 ? 200 : 204;
+    case 'count':
+      return 200;
+    case 'change':
+      return method === 'POST' || method === 'PUT' ? ((result.inserted ?? 0) > 0 && result.updated === undefined ? 201 : 200) : 200;
+    case 'passthrough':
+      return result.status;
   }
 }
 
@@ -109,7 +120,9 @@ function contentTypeHeader(type: ContentType): string {
  */
 export function attachment(name: string): string {
   const ascii = name.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
-  return ascii === name ? `attachment; filename="${name}"` : `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`;
+  return ascii === name
+    ? `attachment; filename="${name}"`
+    : `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`;
 }
 
 /** yyMMddHHmmss in UTC. */

@@ -25,7 +25,8 @@ interface Registered {
 /** Registered protocol providers and content negotiation by binding. */
 /** Spreadsheet formats people send by mistake, and what to do instead. */
 const SPREADSHEET_HINTS: Record<string, string> = {
-  'application/vnd.oasis.opendocument.spreadsheet': 'OpenDocument spreadsheets (.ods) are not supported: save the file as an Excel workbook (.xlsx).',
+  'application/vnd.oasis.opendocument.spreadsheet':
+    'OpenDocument spreadsheets (.ods) are not supported: save the file as an Excel workbook (.xlsx).',
   'application/vnd.ms-excel': 'Legacy Excel 97-2003 workbooks (.xls) are not supported: save the file as an Excel workbook (.xlsx).',
 };
 
@@ -70,7 +71,10 @@ export class Protocols {
       this.acceptCache.set(accept, chosen);
     }
     if (chosen === null) {
-      throw new ServiceError('NotAcceptable', `None of the types in Accept '${accept}' can be written. Supported: ${this.writers.map((r) => r.type.mimeType).join(', ')}`);
+      throw new ServiceError(
+        'NotAcceptable',
+        `None of the types in Accept '${accept}' can be written. Supported: ${this.writers.map((r) => r.type.mimeType).join(', ')}`,
+      );
     }
     return chosen;
   }
@@ -92,7 +96,10 @@ export class Protocols {
     if (!range || !type || type.read === undefined) {
       const readable = this.types.filter((r) => r.type.read).map((r) => r.type.mimeType);
       const hint = range && SPREADSHEET_HINTS[range.type] ? ` ${SPREADSHEET_HINTS[range.type]}` : '';
-      throw new ServiceError('UnsupportedContent', `Cannot read a body of Content-Type '${header}'.${hint} Readable: ${readable.join(', ')}`);
+      throw new ServiceError(
+        'UnsupportedContent',
+        `Cannot read a body of Content-Type '${header}'.${hint} Readable: ${readable.join(', ')}`,
+      );
     }
     return { contentType: type, params: range.params };
   }

@@ -152,7 +152,11 @@ export class Resource {
     if (name === null) return undefined;
     const lower = name.toLowerCase();
     const view = this.views.find((v) => v.name.toLowerCase() === lower);
-    if (!view) throw new ServiceError('UnknownView', `Resource '${this.name}' has no view '${name}'${this.views.length ? `. Views: ${this.views.map((v) => v.name).join(', ')}` : ''}`);
+    if (!view)
+      throw new ServiceError(
+        'UnknownView',
+        `Resource '${this.name}' has no view '${name}'${this.views.length ? `. Views: ${this.views.map((v) => v.name).join(', ')}` : ''}`,
+      );
     return view;
   }
 
@@ -162,11 +166,15 @@ export class Resource {
     const data: Record<string, string> = {};
     for (const err of this.validator.errors ?? []) {
       const path = err.instancePath.replace(/^\//, '').replace(/\//g, '.');
-      const prop = (err.params as { missingProperty?: string; additionalProperty?: string }).missingProperty ?? (err.params as { additionalProperty?: string }).additionalProperty;
+      const prop =
+        (err.params as { missingProperty?: string; additionalProperty?: string }).missingProperty ??
+        (err.params as { additionalProperty?: string }).additionalProperty;
       const key = [path, prop].filter(Boolean).join('.') || '(entity)';
       data[key] ??= err.message ?? 'is invalid';
     }
-    const summary = Object.entries(data).map(([k, v]) => `${k}: ${v}`).join('; ');
+    const summary = Object.entries(data)
+      .map(([k, v]) => `${k}: ${v}`)
+      .join('; ');
     throw new ServiceError('InvalidResourceEntity', `Invalid ${this.name} entity: ${summary}`, { data });
   }
 

@@ -22,7 +22,11 @@ export function rootResponse(service: Service, ctx: RequestContext): PlainRespon
   // A browser lists text/html first and reaches JSON only through */*; a client that names JSON keeps the listing.
   if (best(['text/html']) > 0 && !service.protocols.namesWritableType(accept)) {
     // The page holds no data and no key: it asks the user for one, so it is open.
-    return { status: 200, headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache' }, body: ctx.method === 'HEAD' ? null : explorerPage(ctx.basePath) };
+    return {
+      status: 200,
+      headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache' },
+      body: ctx.method === 'HEAD' ? null : explorerPage(ctx.basePath),
+    };
   }
   return undefined;
 }
@@ -30,7 +34,11 @@ export function rootResponse(service: Service, ctx: RequestContext): PlainRespon
 async function openapiResponse(service: Service, ctx: RequestContext, requested: string): Promise<PlainResponse> {
   // The document names every resource: it needs a valid key, as the listing does.
   ctx.principal = await service.authenticate(ctx);
-  const type = requested.endsWith('yaml') ? 'application/yaml' : requested === 'application/vnd.oai.openapi' ? 'application/vnd.oai.openapi+json' : requested;
+  const type = requested.endsWith('yaml')
+    ? 'application/yaml'
+    : requested === 'application/vnd.oai.openapi'
+      ? 'application/vnd.oai.openapi+json'
+      : requested;
   // JSON text is valid YAML 1.2, so the YAML variants get the same bytes.
   const body = JSON.stringify(service.openapi({ basePath: ctx.basePath }));
   return { status: 200, headers: { 'content-type': `${type}; charset=utf-8` }, body: ctx.method === 'HEAD' ? null : body };

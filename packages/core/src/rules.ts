@@ -37,7 +37,11 @@ export interface RowRule {
 export class RowRules {
   private readonly compiled = new Lru<string, RowRule>(1000);
 
-  constructor(private readonly resource: string, private readonly rules: ResourceRules['rows'], private readonly schema: JsonSchema | undefined) {}
+  constructor(
+    private readonly resource: string,
+    private readonly rules: ResourceRules['rows'],
+    private readonly schema: JsonSchema | undefined,
+  ) {}
 
   /** The rule for this caller and method, or null when it sees every row. */
   for(caller: Caller, method: Method): RowRule | null {
@@ -56,7 +60,11 @@ export class RowRules {
   private compile(text: string): RowRule {
     const parsed = parseUri(`/_/${text}`);
     // A broken rule is the app's bug, not the caller's: a 500 that names the resource (details to onError).
-    if (parsed.error || parsed.meta.length > 0) throw new ServiceError('Unknown', `The row rule '${text}' of '${this.resource}' is not a list of conditions${parsed.error ? `: ${parsed.error.message}` : ''}`);
+    if (parsed.error || parsed.meta.length > 0)
+      throw new ServiceError(
+        'Unknown',
+        `The row rule '${text}' of '${this.resource}' is not a list of conditions${parsed.error ? `: ${parsed.error.message}` : ''}`,
+      );
     const conditions = typeConditions(parsed.conditions, this.schema);
     const predicate = compileConditions(conditions);
     return { conditions, filter: null, test: predicate ?? (() => true) };
@@ -65,5 +73,6 @@ export class RowRules {
 
 /** 403 when an entity to write lies outside the caller's rows. */
 export function checkRow(rule: RowRule | null, entity: Entity, resource: string): void {
-  if (rule !== null && !rule.test(entity)) throw new ServiceError('Forbidden', `This entity lies outside the rows of '${resource}' you may write`);
+  if (rule !== null && !rule.test(entity))
+    throw new ServiceError('Forbidden', `This entity lies outside the rows of '${resource}' you may write`);
 }

@@ -71,7 +71,10 @@ export interface ErrorInfo {
 }
 
 /** The options as the service runs them; API keys are not kept here (only their digests, in the authenticator). */
-type ResolvedOptions = Required<Pick<ServiceOptions, 'maxBodyBytes' | 'maxNestingDepth' | 'maxErrorRecords' | 'events' | 'allowPrivateDestinations' | 'searchBudget'>> & Omit<ServiceOptions, 'apiKeys'>;
+type ResolvedOptions = Required<
+  Pick<ServiceOptions, 'maxBodyBytes' | 'maxNestingDepth' | 'maxErrorRecords' | 'events' | 'allowPrivateDestinations' | 'searchBudget'>
+> &
+  Omit<ServiceOptions, 'apiKeys'>;
 
 /** Local requests (macros, webhooks, Source) may nest this deep before a loop is assumed. */
 export const MAX_DEPTH = 16;
@@ -93,11 +96,21 @@ export class Service {
     const { apiKeys: keys, ...rest } = options;
     // An option given as undefined (a config file that leaves a limit out) keeps its default.
     const given = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)) as Omit<ServiceOptions, 'apiKeys'>;
-    this.options = { maxBodyBytes: 10 * 1024 * 1024, maxNestingDepth: DEFAULT_MAX_NESTING, maxErrorRecords: 2000, events: true, allowPrivateDestinations: false, searchBudget: DEFAULT_SEARCH_BUDGET, ...given };
+    this.options = {
+      maxBodyBytes: 10 * 1024 * 1024,
+      maxNestingDepth: DEFAULT_MAX_NESTING,
+      maxErrorRecords: 2000,
+      events: true,
+      allowPrivateDestinations: false,
+      searchBudget: DEFAULT_SEARCH_BUDGET,
+      ...given,
+    };
     const depth = this.options.maxNestingDepth;
-    if (!Number.isInteger(depth) || depth < 1 || depth > MAX_NESTING_LIMIT) throw new Error(`maxNestingDepth must be a whole number from 1 to ${MAX_NESTING_LIMIT}, not ${depth}`);
+    if (!Number.isInteger(depth) || depth < 1 || depth > MAX_NESTING_LIMIT)
+      throw new Error(`maxNestingDepth must be a whole number from 1 to ${MAX_NESTING_LIMIT}, not ${depth}`);
     if (this.options.compiledQueries === false) setCodeGeneration(false);
-    if (keys?.length && options.authenticate) throw new Error('Give either apiKeys or authenticate (compose apiKeys() into your authenticate to have both)');
+    if (keys?.length && options.authenticate)
+      throw new Error('Give either apiKeys or authenticate (compose apiKeys() into your authenticate to have both)');
     this.authenticator = options.authenticate ?? (keys?.length ? apiKeys(keys) : undefined);
     for (const p of options.protocols ?? []) this.protocols.add(p);
     if (options.cors) this.cors = new Cors(options.cors === true ? {} : options.cors);
@@ -140,7 +153,10 @@ export class Service {
     this.resources.add(resource);
     if (resource.raisesEvents) {
       for (const kind of ['Inserted', 'Updated', 'Deleted']) {
-        this.defineEvent(`${resource.name}.${kind}`, { description: `Raised when ${resource.name} entities are ${kind.toLowerCase()}; the payload is those entities`, schema: definition.schema });
+        this.defineEvent(`${resource.name}.${kind}`, {
+          description: `Raised when ${resource.name} entities are ${kind.toLowerCase()}; the payload is those entities`,
+          schema: definition.schema,
+        });
       }
     }
     return resource;
@@ -148,7 +164,12 @@ export class Service {
 
   /** Declares an event resource; `contentType` makes it a binary event. */
   defineEvent(name: string, definition: EventDefinition = {}): void {
-    this.resources.add(new Resource({ name, description: definition.description ?? `Event ${name}` }, { kind: 'EventResource', events: false, ajv: this.ajv }));
+    this.resources.add(
+      new Resource(
+        { name, description: definition.description ?? `Event ${name}` },
+        { kind: 'EventResource', events: false, ajv: this.ajv },
+      ),
+    );
     this.events.define(name, definition);
   }
 
@@ -161,7 +182,11 @@ export class Service {
   handle(request: PlainRequest, options?: HandleOptions): Promise<PlainResponse> {
     const context = options?.context;
     if (this.cors === undefined) return handle(this, request, 0, context);
-    return this.cors.handle(request, () => handle(this, request, 0, context), (error) => this.errorResponse(new RequestContext(request, this.options.maxBodyBytes, 0, context), error));
+    return this.cors.handle(
+      request,
+      () => handle(this, request, 0, context),
+      (error) => this.errorResponse(new RequestContext(request, this.options.maxBodyBytes, 0, context), error),
+    );
   }
 
   /**
@@ -169,7 +194,8 @@ export class Service {
    * (Source, Destination) with the caller's context; webhook deliveries pass none.
    */
   handleLocal(request: PlainRequest, depth: number, context?: unknown): Promise<PlainResponse> {
-    if (depth > MAX_DEPTH) return Promise.reject(new ServiceError('InfiniteLoopDetected', `Local requests nested more than ${MAX_DEPTH} deep`));
+    if (depth > MAX_DEPTH)
+      return Promise.reject(new ServiceError('InfiniteLoopDetected', `Local requests nested more than ${MAX_DEPTH} deep`));
     return handle(this, request, depth, context);
   }
 
@@ -180,7 +206,8 @@ export class Service {
   authorize(caller: Caller, resourceName: string, method: string): void {
     Auth.authorize(caller.principal, resourceName, method);
     const resource = this.resources.find(resourceName);
-    if (resource !== undefined && !resource.permits(caller, ruleMethod(method))) throw new ServiceError('Forbidden', `You may not use ${method} on '${resource.name}'`);
+    if (resource !== undefined && !resource.permits(caller, ruleMethod(method)))
+      throw new ServiceError('Forbidden', `You may not use ${method} on '${resource.name}'`);
   }
 
   /** Whether requests must authenticate (API keys or an app authenticator). */
@@ -237,7 +264,12 @@ export class Service {
     const error = toServiceError(thrown);
     if (error.status >= 500 && this.options.onError) {
       try {
-        this.options.onError(error, { method: ctx.method, uri: ctx.uri, caller: { context: ctx.context, principal: ctx.principal, method: ctx.method }, cause: thrown });
+        this.options.onError(error, {
+          method: ctx.method,
+          uri: ctx.uri,
+          caller: { context: ctx.context, principal: ctx.principal, method: ctx.method },
+          cause: thrown,
+        });
       } catch {
         // A failing logger must not change the answer.
       }

@@ -24,7 +24,7 @@ export interface HeaderRequest {
 
 type Which = 'Source' | 'Destination';
 const CODE: Record<Which, ErrorCode> = { Source: 'InvalidSource', Destination: 'InvalidDestination' };
-const TOKEN = '[!#$%&\'*+.^_`|~0-9A-Za-z-]+';
+const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
 
 function fail(which: Which, message: string, code: ErrorCode = CODE[which]): never {
   // Messages quote the header; credentials written in it stay out of responses and records.
@@ -95,9 +95,18 @@ async function run(service: Service, ctx: RequestContext, which: Which, request:
     // The caller's own key: a local Source or Destination acts with the caller's rights.
     const authorization = ctx.header('authorization');
     if (headers.authorization === undefined && authorization !== undefined) headers.authorization = authorization;
-    const response: PlainResponse = await service.handleLocal({ method: request.method, uri: request.uri, headers, body, basePath: ctx.basePath }, ctx.depth + 1, ctx.context);
+    const response: PlainResponse = await service.handleLocal(
+      { method: request.method, uri: request.uri, headers, body, basePath: ctx.basePath },
+      ctx.depth + 1,
+      ctx.context,
+    );
     try {
-      return { status: response.status, contentType: response.headers['content-type'], passed: passedOn((n) => response.headers[n]), body: await collectBody(response.body, limit) };
+      return {
+        status: response.status,
+        contentType: response.headers['content-type'],
+        passed: passedOn((n) => response.headers[n]),
+        body: await collectBody(response.body, limit),
+      };
     } catch (e) {
       return fail(which, (e as Error).message, which === 'Source' ? 'InvalidSourceData' : 'InvalidDestination');
     }
@@ -118,18 +127,35 @@ async function run(service: Service, ctx: RequestContext, which: Which, request:
   const timeoutMs = service.webhooks.options.timeoutMs;
   const signal = AbortSignal.timeout(timeoutMs);
   try {
-    const response = await outgoingFetch(service.options.allowPrivateDestinations)(url, { method: request.method, headers: request.headers, body, redirect: 'manual', signal });
+    const response = await outgoingFetch(service.options.allowPrivateDestinations)(url, {
+      method: request.method,
+      headers: request.headers,
+      body,
+      redirect: 'manual',
+      signal,
+    });
     const length = Number(response.headers.get('content-length') ?? 0);
     if (length > limit) {
       await response.body?.cancel().catch(() => undefined);
-      fail(which, `the answer of ${request.uri} is larger than ${limit} bytes`, which === 'Source' ? 'InvalidSourceData' : 'InvalidDestination');
+      fail(
+        which,
+        `the answer of ${request.uri} is larger than ${limit} bytes`,
+        which === 'Source' ? 'InvalidSourceData' : 'InvalidDestination',
+      );
     }
     const bytes = await collectBody(response.body as unknown as AsyncIterable<Uint8Array> | null, limit);
-    return { status: response.status, contentType: response.headers.get('content-type') ?? undefined, passed: passedOn((n) => response.headers.get(n)), body: bytes };
+    return {
+      status: response.status,
+      contentType: response.headers.get('content-type') ?? undefined,
+      passed: passedOn((n) => response.headers.get(n)),
+      body: bytes,
+    };
   } catch (e) {
     if (ServiceError.is(e)) throw e;
     const cause = (e as { cause?: { message?: string } }).cause?.message;
-    const message = signal.aborted ? `no answer from ${request.uri} within ${timeoutMs} ms` : `cannot reach ${request.uri}: ${(e as Error).message}${cause ? ` (${cause})` : ''}`;
+    const message = signal.aborted
+      ? `no answer from ${request.uri} within ${timeoutMs} ms`
+      : `cannot reach ${request.uri}: ${(e as Error).message}${cause ? ` (${cause})` : ''}`;
     return fail(which, message);
   }
 }

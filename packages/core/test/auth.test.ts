@@ -36,9 +36,12 @@ describe('with no keys configured the service is open', () => {
 describe('a key is sent as apikey or as Basic with a blank user', () => {
   const service = serviceWith([{ key: 'green-thumb' }]);
 
-  test.each(['apikey green-thumb', 'ApiKey green-thumb', 'APIKEY green-thumb', 'apikey   green-thumb'])('%s is accepted', async (authorization) => {
-    expect((await call(service, 'GET', '/Lab.Plant', authorization)).status).toBe(200);
-  });
+  test.each(['apikey green-thumb', 'ApiKey green-thumb', 'APIKEY green-thumb', 'apikey   green-thumb'])(
+    '%s is accepted',
+    async (authorization) => {
+      expect((await call(service, 'GET', '/Lab.Plant', authorization)).status).toBe(200);
+    },
+  );
 
   test.each(['Basic', 'basic', 'BASIC'])('scheme %s with a blank user and the key as password is accepted', async (scheme) => {
     const authorization = basic('', 'green-thumb').replace('Basic', scheme);
@@ -90,7 +93,13 @@ describe('rights per resource and per method: 403 Forbidden otherwise', () => {
     service = serviceWith([
       { key: 'admin', allow: [{ resources: ['Service.Admin.*'] }] },
       { key: 'reader', allow: [{ resources: ['Lab.Plant'], methods: ['GET'] }] },
-      { key: 'planter', allow: [{ resources: ['lab.*'], methods: ['post', 'GET'] }, { resources: ['Lab.Seed'], methods: ['DELETE'] }] },
+      {
+        key: 'planter',
+        allow: [
+          { resources: ['lab.*'], methods: ['post', 'GET'] },
+          { resources: ['Lab.Seed'], methods: ['DELETE'] },
+        ],
+      },
       { key: 'root' },
     ]);
   });

@@ -28,7 +28,10 @@ describe('authenticate sees the request and the context given to handle', () => 
     });
     expect(await get(service, '/Note', { user: 'ann' })).toBe(200);
     expect(await get(service, '/Note')).toBe(401);
-    expect(seen).toEqual([['GET', '/Note', { user: 'ann' }], ['GET', '/Note', undefined]]);
+    expect(seen).toEqual([
+      ['GET', '/Note', { user: 'ann' }],
+      ['GET', '/Note', undefined],
+    ]);
   });
 
   test('headers reach it lower-cased', async () => {
@@ -54,7 +57,9 @@ describe('authenticate sees the request and the context given to handle', () => 
   });
 
   test('a synchronous throw of a plain Error is 401 too', async () => {
-    const service = withAuth(() => { throw new TypeError('x is undefined'); });
+    const service = withAuth(() => {
+      throw new TypeError('x is undefined');
+    });
     expect(await get(service, '/Note')).toBe(401);
   });
 });
@@ -82,7 +87,7 @@ describe('API keys are one built-in authenticator', () => {
   });
 });
 
-describe('local requests on the caller\'s behalf carry the context', () => {
+describe("local requests on the caller's behalf carry the context", () => {
   test('a Source request is authenticated with the same context', async () => {
     const contexts: unknown[] = [];
     const service = withAuth((_request, context) => {

@@ -27,18 +27,73 @@ const entity = fc.dictionary(fc.constantFrom(...KEYS), value, { maxKeys: 6 }).ma
 });
 const data = fc.array(entity, { maxLength: 40 });
 
-const LOCATORS = ['Age', 'age', 'aGE', 'Name', 'City', 'Address.City', 'address.city', 'Address.Zip', 'Name.Length', 'Tags.Length', 'Tags.0', 'When', 'Flag', 'Missing', 'toString', 'constructor'];
-const LITERALS = ['30', '0', '-1', '0.5', "'abc'", "'30'", '"B"', 'abc', 'B', '02139', 'null', 'true', 'false', '2020-01-01', '2021-06-30T12:00:00Z', "''"];
+const LOCATORS = [
+  'Age',
+  'age',
+  'aGE',
+  'Name',
+  'City',
+  'Address.City',
+  'address.city',
+  'Address.Zip',
+  'Name.Length',
+  'Tags.Length',
+  'Tags.0',
+  'When',
+  'Flag',
+  'Missing',
+  'toString',
+  'constructor',
+];
+const LITERALS = [
+  '30',
+  '0',
+  '-1',
+  '0.5',
+  "'abc'",
+  "'30'",
+  '"B"',
+  'abc',
+  'B',
+  '02139',
+  'null',
+  'true',
+  'false',
+  '2020-01-01',
+  '2021-06-30T12:00:00Z',
+  "''",
+];
 const OPS = ['=', '!=', '<', '>', '<=', '>='];
-const condition = fc.tuple(fc.constantFrom(...LOCATORS), fc.constantFrom(...OPS), fc.constantFrom(...LITERALS)).map(([l, o, v]) => `${l}${o}${v}`);
-const meta = fc.record({
-  order: fc.option(fc.tuple(fc.constantFrom('order_asc', 'order_desc'), fc.constantFrom(...LOCATORS)).map(([o, l]) => `${o}=${l}`), { nil: undefined }),
-  offset: fc.option(fc.integer({ min: -5, max: 5 }).map((n) => `offset=${n}`), { nil: undefined }),
-  limit: fc.option(fc.integer({ min: -1, max: 6 }).map((n) => `limit=${n}`), { nil: undefined }),
-  select: fc.option(fc.constantFrom('select=Name,Age', 'select=Address.City', 'distinct=true&select=City'), { nil: undefined }),
-  search: fc.option(fc.constantFrom('search=a', 'search=30'), { nil: undefined }),
-}).map((m) => Object.values(m).filter((x) => x !== undefined).join('&') || '_');
-const query = fc.tuple(fc.array(condition, { maxLength: 3 }).map((cs) => cs.join('&') || '_'), meta);
+const condition = fc
+  .tuple(fc.constantFrom(...LOCATORS), fc.constantFrom(...OPS), fc.constantFrom(...LITERALS))
+  .map(([l, o, v]) => `${l}${o}${v}`);
+const meta = fc
+  .record({
+    order: fc.option(
+      fc.tuple(fc.constantFrom('order_asc', 'order_desc'), fc.constantFrom(...LOCATORS)).map(([o, l]) => `${o}=${l}`),
+      { nil: undefined },
+    ),
+    offset: fc.option(
+      fc.integer({ min: -5, max: 5 }).map((n) => `offset=${n}`),
+      { nil: undefined },
+    ),
+    limit: fc.option(
+      fc.integer({ min: -1, max: 6 }).map((n) => `limit=${n}`),
+      { nil: undefined },
+    ),
+    select: fc.option(fc.constantFrom('select=Name,Age', 'select=Address.City', 'distinct=true&select=City'), { nil: undefined }),
+    search: fc.option(fc.constantFrom('search=a', 'search=30'), { nil: undefined }),
+  })
+  .map(
+    (m) =>
+      Object.values(m)
+        .filter((x) => x !== undefined)
+        .join('&') || '_',
+  );
+const query = fc.tuple(
+  fc.array(condition, { maxLength: 3 }).map((cs) => cs.join('&') || '_'),
+  meta,
+);
 
 afterEach(() => setCodeGeneration(true));
 
@@ -81,7 +136,16 @@ test('with code generation off, nothing is generated', () => {
   setCodeGeneration(false);
   const before = generatedScans();
   const q = compile('Name=x&Age>1');
-  for (let i = 0; i < 5; i++) expect(evaluate([{ Name: 'x', Age: 2 }, { Name: 'y', Age: 3 }], q)).toEqual([{ Name: 'x', Age: 2 }]);
+  for (let i = 0; i < 5; i++)
+    expect(
+      evaluate(
+        [
+          { Name: 'x', Age: 2 },
+          { Name: 'y', Age: 3 },
+        ],
+        q,
+      ),
+    ).toEqual([{ Name: 'x', Age: 2 }]);
   expect(generatedScans()).toBe(before);
 });
 

@@ -3,7 +3,17 @@ import { parseUri, ServiceError, type Entity } from '@resourcery/core';
 import { compile, ids, run } from './query-support';
 
 const people: Entity[] = [
-  { Id: 1, Name: 'Alice', Age: 34, Zip: '02139', Member: true, Born: '1990-05-01', Tags: ['a', 'b'], Address: { City: 'Boston', Street: { No: 5 } }, Nick: null },
+  {
+    Id: 1,
+    Name: 'Alice',
+    Age: 34,
+    Zip: '02139',
+    Member: true,
+    Born: '1990-05-01',
+    Tags: ['a', 'b'],
+    Address: { City: 'Boston', Street: { No: 5 } },
+    Nick: null,
+  },
   { Id: 2, Name: 'bob', Age: 7, Zip: '10001', Member: false, Born: '2017-01-20T08:00:00Z', Tags: [], Address: { City: 'New York' } },
   { Id: 3, Name: 'Émile', Age: 34.5, Zip: '75001', Member: 'true', Born: 'unknown', Tags: ['x'], Address: null, Nick: 'Em' },
   { Id: 4, Name: 'Zoë', Age: null, Zip: 2139, Born: 19900501, Address: 'Main St', Nick: '' },
@@ -11,14 +21,29 @@ const people: Entity[] = [
 
 describe('numbers compare numerically', () => {
   test.each([
-    ['Age=34', [1]], ['Age<10', [2]], ['Age>34', [3]], ['Age<=34', [1, 2]], ['Age>=34', [1, 3]],
-    ['Age>-1', [1, 2, 3]], ['Age<3.45e1', [1, 2]], ['Age=34.50', [3]], ['Age>=3.4E1', [1, 3]],
+    ['Age=34', [1]],
+    ['Age<10', [2]],
+    ['Age>34', [3]],
+    ['Age<=34', [1, 2]],
+    ['Age>=34', [1, 3]],
+    ['Age>-1', [1, 2, 3]],
+    ['Age<3.45e1', [1, 2]],
+    ['Age=34.50', [3]],
+    ['Age>=3.4E1', [1, 3]],
   ])('%s', (condition, expected) => {
     expect(ids(people, condition)).toEqual(expected);
   });
 
   test('10 is greater than 9 (not compared as text)', () => {
-    expect(ids([{ Id: 1, N: 10 }, { Id: 2, N: 9 }], 'N>9')).toEqual([1]);
+    expect(
+      ids(
+        [
+          { Id: 1, N: 10 },
+          { Id: 2, N: 9 },
+        ],
+        'N>9',
+      ),
+    ).toEqual([1]);
   });
 });
 
@@ -36,21 +61,44 @@ describe('strings compare by code point, case-sensitively', () => {
   });
 
   test('characters outside the BMP sort after every BMP character', () => {
-    const data = [{ Id: 1, S: '\u{1F600}' }, { Id: 2, S: '\uFF5E' }, { Id: 3, S: '\uE000' }];
+    const data = [
+      { Id: 1, S: '\u{1F600}' },
+      { Id: 2, S: '\uFF5E' },
+      { Id: 3, S: '\uE000' },
+    ];
     expect(ids(data, `S>'${encodeURIComponent('\uFFFF')}'`)).toEqual([1]);
     expect(ids(data, `S<'${encodeURIComponent('\u{10000}')}'`)).toEqual([2, 3]);
   });
 
-  test('a quoted literal forces a string: \'34\' does not match the number 34', () => {
-    const data = [{ Id: 1, Age: 34 }, { Id: 2, Age: '34' }];
+  test("a quoted literal forces a string: '34' does not match the number 34", () => {
+    const data = [
+      { Id: 1, Age: 34 },
+      { Id: 2, Age: '34' },
+    ];
     expect(ids(data, "Age='34'")).toEqual([2]);
     expect(ids(data, 'Age="34"')).toEqual([2]);
     expect(ids(data, 'Age=34')).toEqual([1, 2]);
   });
 
   test('an encoded value is compared decoded', () => {
-    expect(ids([{ Id: 1, T: 'Tom & Jerry' }, { Id: 2, T: 'a/b' }], 'T=Tom%20%26%20Jerry')).toEqual([1]);
-    expect(ids([{ Id: 1, T: 'Tom & Jerry' }, { Id: 2, T: 'a/b' }], 'T=a%2Fb')).toEqual([2]);
+    expect(
+      ids(
+        [
+          { Id: 1, T: 'Tom & Jerry' },
+          { Id: 2, T: 'a/b' },
+        ],
+        'T=Tom%20%26%20Jerry',
+      ),
+    ).toEqual([1]);
+    expect(
+      ids(
+        [
+          { Id: 1, T: 'Tom & Jerry' },
+          { Id: 2, T: 'a/b' },
+        ],
+        'T=a%2Fb',
+      ),
+    ).toEqual([2]);
   });
 
   test('agrees with code point order on random strings', () => {
@@ -61,11 +109,20 @@ describe('strings compare by code point, case-sensitively', () => {
       for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i] < y[i];
       return x.length < y.length;
     };
-    const text = fc.string({ unit: fc.oneof(fc.constantFrom('a', 'B', '\uFF5E', '\uE000', '\u{1F600}', '\u{10000}'), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 })), maxLength: 4 });
-    fc.assert(fc.property(text, text, (a, b) => {
-      const matches = run([{ S: a }], `S<'${encodeURIComponent(b)}'`).length === 1;
-      expect(matches).toBe(less(a, b));
-    }), { numRuns: 500 });
+    const text = fc.string({
+      unit: fc.oneof(
+        fc.constantFrom('a', 'B', '\uFF5E', '\uE000', '\u{1F600}', '\u{10000}'),
+        fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
+      ),
+      maxLength: 4,
+    });
+    fc.assert(
+      fc.property(text, text, (a, b) => {
+        const matches = run([{ S: a }], `S<'${encodeURIComponent(b)}'`).length === 1;
+        expect(matches).toBe(less(a, b));
+      }),
+      { numRuns: 500 },
+    );
   });
 });
 
@@ -76,7 +133,15 @@ describe('unquoted literals are read as the type of the value they are compared 
 
   test('a numeric literal against a string value compares text by code point', () => {
     expect(ids(people, 'Zip>10000')).toEqual([2, 3]);
-    expect(ids([{ Id: 1, V: '9' }, { Id: 2, V: 10 }], 'V>10')).toEqual([1]);
+    expect(
+      ids(
+        [
+          { Id: 1, V: '9' },
+          { Id: 2, V: 10 },
+        ],
+        'V>10',
+      ),
+    ).toEqual([1]);
   });
 
   test('true matches the boolean true and the string "true"', () => {
@@ -87,7 +152,11 @@ describe('unquoted literals are read as the type of the value they are compared 
 
 describe('booleans', () => {
   test.each([
-    ['Member=false', [2]], ['Member!=true', [2, 4]], ['Member!=false', [1, 3, 4]], ['Member>false', [1, 3]], ['Member<true', [2]],
+    ['Member=false', [2]],
+    ['Member!=true', [2, 4]],
+    ['Member!=false', [1, 3, 4]],
+    ['Member>false', [1, 3]],
+    ['Member<true', [2]],
   ])('%s', (condition, expected) => {
     expect(ids(people, condition)).toEqual(expected);
   });
@@ -138,7 +207,15 @@ describe('=null matches null or missing, !=null the opposite', () => {
   });
 
   test('the text NULL is a value, not null', () => {
-    expect(ids([{ Id: 1, N: 'NULL' }, { Id: 2, N: null }], 'N=NULL')).toEqual([1]);
+    expect(
+      ids(
+        [
+          { Id: 1, N: 'NULL' },
+          { Id: 2, N: null },
+        ],
+        'N=NULL',
+      ),
+    ).toEqual([1]);
   });
 });
 
@@ -170,12 +247,19 @@ describe('property locators: dotted, case-insensitive, with derived .Length', ()
   });
 
   test('the exact spelling wins over another case, whatever entities came before', () => {
-    const mixed: Entity[] = [{ Id: 1, NAME: 'upper' }, { Id: 2, Name: 'exact', NAME: 'other' }, { Id: 3, name: 'lower' }];
+    const mixed: Entity[] = [
+      { Id: 1, NAME: 'upper' },
+      { Id: 2, Name: 'exact', NAME: 'other' },
+      { Id: 3, name: 'lower' },
+    ];
     expect(ids(mixed, 'Name=exact')).toEqual([2]);
     expect(ids(mixed, 'Name=other')).toEqual([]);
     expect(ids(mixed, 'NAME=other')).toEqual([2]);
     expect(ids(mixed, 'Name!=null')).toEqual([1, 2, 3]);
-    const nested: Entity[] = [{ Id: 1, A: { B: 1 } }, { Id: 2, A: { b: 2, B: 3 } }];
+    const nested: Entity[] = [
+      { Id: 1, A: { B: 1 } },
+      { Id: 2, A: { b: 2, B: 3 } },
+    ];
     expect(ids(nested, 'A.B=3')).toEqual([2]);
   });
 
@@ -230,21 +314,27 @@ describe('random entities and conditions never throw', () => {
   const op = fc.constantFrom('=', '!=', '<', '>', '<=', '>=');
 
   test('every comparison evaluates to true or false', () => {
-    fc.assert(fc.property(fc.array(entity, { maxLength: 8 }), locator, op, literal, (data, l, o, v) => {
-      const parsed = parseUri(`/R/${l}${o}${v}/order_asc=${l}`);
-      if (parsed.error) return ServiceError.is(parsed.error);
-      const result = run(data, `${l}${o}${v}`, `order_asc=${l}`);
-      expect(result.length).toBeLessThanOrEqual(data.length);
-      for (const e of result) expect(data).toContain(e);
-    }), { numRuns: 1000 });
+    fc.assert(
+      fc.property(fc.array(entity, { maxLength: 8 }), locator, op, literal, (data, l, o, v) => {
+        const parsed = parseUri(`/R/${l}${o}${v}/order_asc=${l}`);
+        if (parsed.error) return ServiceError.is(parsed.error);
+        const result = run(data, `${l}${o}${v}`, `order_asc=${l}`);
+        expect(result.length).toBeLessThanOrEqual(data.length);
+        for (const e of result) expect(data).toContain(e);
+      }),
+      { numRuns: 1000 },
+    );
   });
 
   test('= and != split every set of entities in two', () => {
-    fc.assert(fc.property(fc.array(entity, { maxLength: 8 }), locator, literal, (data, l, v) => {
-      if (parseUri(`/R/${l}=${v}`).error || parseUri(`/R/${l}!=${v}`).error) return;
-      const equal = compile(`${l}=${v}`).predicate!;
-      const unequal = compile(`${l}!=${v}`).predicate!;
-      for (const e of data) expect(unequal(e)).toBe(!equal(e));
-    }), { numRuns: 1000 });
+    fc.assert(
+      fc.property(fc.array(entity, { maxLength: 8 }), locator, literal, (data, l, v) => {
+        if (parseUri(`/R/${l}=${v}`).error || parseUri(`/R/${l}!=${v}`).error) return;
+        const equal = compile(`${l}=${v}`).predicate!;
+        const unequal = compile(`${l}!=${v}`).predicate!;
+        for (const e of data) expect(unequal(e)).toBe(!equal(e));
+      }),
+      { numRuns: 1000 },
+    );
   });
 });

@@ -33,19 +33,21 @@ export async function readSheets(bytes: Uint8Array): Promise<Sheet[]> {
   const workbook = new ExcelJS.Workbook();
   await workbook.xlsx.load(bytes as unknown as ArrayBuffer);
   // The very hidden types sheet is for readers, not people: tests look at what people see.
-  return workbook.worksheets.filter((ws) => ws.state !== 'veryHidden').map((ws) => {
-    const rows: unknown[][] = [];
-    const types: number[][] = [];
-    ws.eachRow((row, r) => {
-      rows[r - 1] = [];
-      types[r - 1] = [];
-      row.eachCell({ includeEmpty: true }, (cell, c) => {
-        rows[r - 1][c - 1] = cell.value ?? undefined;
-        types[r - 1][c - 1] = cell.type;
+  return workbook.worksheets
+    .filter((ws) => ws.state !== 'veryHidden')
+    .map((ws) => {
+      const rows: unknown[][] = [];
+      const types: number[][] = [];
+      ws.eachRow((row, r) => {
+        rows[r - 1] = [];
+        types[r - 1] = [];
+        row.eachCell({ includeEmpty: true }, (cell, c) => {
+          rows[r - 1][c - 1] = cell.value ?? undefined;
+          types[r - 1][c - 1] = cell.type;
+        });
       });
+      return { name: ws.name, rows, types };
     });
-    return { name: ws.name, rows, types };
-  });
 }
 
 /** A workbook made the way a spreadsheet program would: one sheet per entry, rows of cell values. */
@@ -53,9 +55,11 @@ export async function workbookOf(sheets: Record<string, ExcelJS.CellValue[][]>):
   const workbook = new ExcelJS.Workbook();
   for (const [name, rows] of Object.entries(sheets)) {
     const ws = workbook.addWorksheet(name);
-    rows.forEach((values, r) => values.forEach((value, c) => {
-      if (value !== undefined) ws.getCell(r + 1, c + 1).value = value;
-    }));
+    rows.forEach((values, r) =>
+      values.forEach((value, c) => {
+        if (value !== undefined) ws.getCell(r + 1, c + 1).value = value;
+      }),
+    );
   }
   return Buffer.from(await workbook.xlsx.writeBuffer());
 }

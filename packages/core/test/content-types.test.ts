@@ -11,15 +11,38 @@ const DEFAULT_PROTOCOL_ENTITY = {
   Identifier: 'service',
   IsDefault: true,
   ContentTypes: [
-    { Name: 'JSON', MimeType: 'application/json', CanRead: true, CanWrite: true, Bindings: ['application/json', 'application/service-json', 'json', 'text/plain'] },
-    { Name: 'Spreadsheet (Excel format)', MimeType: EXCEL, CanRead: true, CanWrite: true, Bindings: [EXCEL, 'application/service-excel', 'excel'] },
-    { Name: 'JSON Lines', MimeType: 'application/jsonlines', CanRead: false, CanWrite: true, Bindings: ['application/jsonlines', 'application/x-ndjson', 'application/x-jsonlines', 'jl'] },
+    {
+      Name: 'JSON',
+      MimeType: 'application/json',
+      CanRead: true,
+      CanWrite: true,
+      Bindings: ['application/json', 'application/service-json', 'json', 'text/plain'],
+    },
+    {
+      Name: 'Spreadsheet (Excel format)',
+      MimeType: EXCEL,
+      CanRead: true,
+      CanWrite: true,
+      Bindings: [EXCEL, 'application/service-excel', 'excel'],
+    },
+    {
+      Name: 'JSON Lines',
+      MimeType: 'application/jsonlines',
+      CanRead: false,
+      CanWrite: true,
+      Bindings: ['application/jsonlines', 'application/x-ndjson', 'application/x-jsonlines', 'jl'],
+    },
   ],
 };
 
 function observatory(count = 3, options: Parameters<typeof createService>[0] = {}): Service {
   const service = createService(options);
-  const stars = Array.from({ length: count }, (_, i) => ({ Id: i + 1, Name: `Star ${i + 1}`, Magnitude: Math.round((i % 70) * 0.1 * 10) / 10, Catalog: { Hd: String(1000 + i).padStart(6, '0') } }));
+  const stars = Array.from({ length: count }, (_, i) => ({
+    Id: i + 1,
+    Name: `Star ${i + 1}`,
+    Magnitude: Math.round((i % 70) * 0.1 * 10) / 10,
+    Catalog: { Hd: String(1000 + i).padStart(6, '0') },
+  }));
   service.addResource({ name: 'Sky.Star', storage: new MemoryStorage(stars) });
   return service;
 }
@@ -43,7 +66,9 @@ describe('Service.Admin.Protocol lists the default protocol exactly as SPEC 2.2'
 
   test('the listing answers conditions, REPORT and HEAD, and nothing that writes', async () => {
     const service = observatory();
-    expect((await call(service, 'GET', '/Admin.Protocol/IsDefault=true/select=Identifier', { headers: RAW })).json).toEqual([{ Identifier: 'service' }]);
+    expect((await call(service, 'GET', '/Admin.Protocol/IsDefault=true/select=Identifier', { headers: RAW })).json).toEqual([
+      { Identifier: 'service' },
+    ]);
     expect((await call(service, 'REPORT', '/Service.Admin.Protocol', { headers: RAW })).json).toBe(1);
     expect((await call(service, 'HEAD', '/Service.Admin.Protocol')).status).toBe(200);
     for (const method of ['POST', 'PUT', 'PATCH', 'DELETE']) {
@@ -53,7 +78,12 @@ describe('Service.Admin.Protocol lists the default protocol exactly as SPEC 2.2'
 
   test('the listing is written by any content type, e.g. JSON Lines', async () => {
     const r = await call(observatory(), 'GET', '/Service.Admin.Protocol', { headers: { accept: 'jl' } });
-    expect(r.text.split('\n').filter(Boolean).map((l) => JSON.parse(l))).toEqual([DEFAULT_PROTOCOL_ENTITY]);
+    expect(
+      r.text
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l)),
+    ).toEqual([DEFAULT_PROTOCOL_ENTITY]);
   });
 });
 
@@ -64,7 +94,20 @@ describe('protocols added by the application follow the default one', () => {
     const r = await call(service, 'GET', '/Service.Admin.Protocol', { headers: RAW });
     expect(r.json).toEqual([
       DEFAULT_PROTOCOL_ENTITY,
-      { Name: 'Tabular', Identifier: 'tabular', IsDefault: false, ContentTypes: [{ Name: 'TSV', MimeType: 'text/tab-separated-values', CanRead: false, CanWrite: true, Bindings: ['text/tab-separated-values', 'tsv', 'json'] }] },
+      {
+        Name: 'Tabular',
+        Identifier: 'tabular',
+        IsDefault: false,
+        ContentTypes: [
+          {
+            Name: 'TSV',
+            MimeType: 'text/tab-separated-values',
+            CanRead: false,
+            CanWrite: true,
+            Bindings: ['text/tab-separated-values', 'tsv', 'json'],
+          },
+        ],
+      },
     ]);
   });
 
@@ -84,7 +127,9 @@ describe('protocols added by the application follow the default one', () => {
   });
 
   test('a second protocol with a taken identifier is refused when the service is created', () => {
-    expect(() => createService({ protocols: [{ name: 'Mine', identifier: 'SERVICE', contentTypes: [tsv] }] })).toThrow(/identifier 'SERVICE'/);
+    expect(() => createService({ protocols: [{ name: 'Mine', identifier: 'SERVICE', contentTypes: [tsv] }] })).toThrow(
+      /identifier 'SERVICE'/,
+    );
   });
 });
 
@@ -99,7 +144,12 @@ describe('JSON Lines output: one entity per \\n-terminated line, streamed in chu
     const service = createService();
     service.addResource({ name: 'Note', storage: new MemoryStorage([{ Text: 'two\nlines\r\n' }, { Text: 'one' }]) });
     const r = await call(service, 'GET', '/Note', { headers: { accept: 'jl' } });
-    expect(r.text.split('\n').slice(0, -1).map((l) => JSON.parse(l))).toEqual([{ Text: 'two\nlines\r\n' }, { Text: 'one' }]);
+    expect(
+      r.text
+        .split('\n')
+        .slice(0, -1)
+        .map((l) => JSON.parse(l)),
+    ).toEqual([{ Text: 'two\nlines\r\n' }, { Text: 'one' }]);
   });
 
   test('served as application/jsonlines, as a <Resource>_<yyMMddHHmmss>.jsonl download', async () => {
@@ -186,12 +236,21 @@ describe('through a real node:http server, large JSON Lines and Excel responses 
     const [sheet] = await readSheets(Buffer.from(await res.arrayBuffer()));
     expect(sheet.rows).toHaveLength(COUNT + 1);
     expect(sheet.rows[0]).toEqual(['Id', 'Name', 'Magnitude', 'Catalog']);
-    expect(sheet.rows[COUNT]).toEqual([COUNT, `Star ${COUNT}`, expect.any(Number), JSON.stringify({ Hd: String(1000 + COUNT - 1).padStart(6, '0') })]);
+    expect(sheet.rows[COUNT]).toEqual([
+      COUNT,
+      `Star ${COUNT}`,
+      expect.any(Number),
+      JSON.stringify({ Hd: String(1000 + COUNT - 1).padStart(6, '0') }),
+    ]);
   });
 
   test('an Excel file posted over HTTP is read back', async () => {
     const file = Buffer.from(await (await fetch(`${origin}/Star/Id<=2`, { headers: { accept: 'excel' } })).arrayBuffer());
-    const posted = await fetch(`${origin}/Star`, { method: 'POST', headers: { 'content-type': EXCEL, accept: 'json;raw=true' }, body: file });
+    const posted = await fetch(`${origin}/Star`, {
+      method: 'POST',
+      headers: { 'content-type': EXCEL, accept: 'json;raw=true' },
+      body: file,
+    });
     expect(posted.status).toBe(201);
     expect(await posted.json()).toEqual([
       { Id: 1, Name: 'Star 1', Magnitude: 0, Catalog: { Hd: '001000' } },

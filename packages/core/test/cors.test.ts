@@ -10,19 +10,28 @@ function serviceWith(options: ServiceOptions): Service {
 }
 
 const preflight = (origin: string, extra: Record<string, string> = {}) => ({
-  headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, authorization', host: 'localhost:8080', ...extra },
+  headers: {
+    origin,
+    'access-control-request-method': 'POST',
+    'access-control-request-headers': 'content-type, authorization',
+    host: 'localhost:8080',
+    ...extra,
+  },
 });
 
 describe('cors: true allows pages on localhost, 127.0.0.1 and [::1], any port', () => {
-  test.each(['http://localhost:5173', 'http://127.0.0.1:3000', 'http://[::1]:8081', 'https://localhost'])('preflight from %s: 204 with the allowed methods, without authentication', async (origin) => {
-    const service = serviceWith({ cors: true, apiKeys: [{ key: 'k' }] });
-    const r = await call(service, 'OPTIONS', '/Lab.Plant', preflight(origin));
-    expect(r.status).toBe(204);
-    expect(r.headers['access-control-allow-origin']).toBe(origin);
-    expect(r.headers['access-control-allow-methods']).toMatch(/PATCH/);
-    expect(r.headers['access-control-allow-headers']).toBe('content-type, authorization');
-    expect(r.headers.vary).toMatch(/Origin/);
-  });
+  test.each(['http://localhost:5173', 'http://127.0.0.1:3000', 'http://[::1]:8081', 'https://localhost'])(
+    'preflight from %s: 204 with the allowed methods, without authentication',
+    async (origin) => {
+      const service = serviceWith({ cors: true, apiKeys: [{ key: 'k' }] });
+      const r = await call(service, 'OPTIONS', '/Lab.Plant', preflight(origin));
+      expect(r.status).toBe(204);
+      expect(r.headers['access-control-allow-origin']).toBe(origin);
+      expect(r.headers['access-control-allow-methods']).toMatch(/PATCH/);
+      expect(r.headers['access-control-allow-headers']).toBe('content-type, authorization');
+      expect(r.headers.vary).toMatch(/Origin/);
+    },
+  );
 
   test('a response to an allowed origin carries the origin and exposes ErrorInfo, ETag, Location', async () => {
     const service = serviceWith({ cors: true });
@@ -52,7 +61,10 @@ describe('cors: true allows pages on localhost, 127.0.0.1 and [::1], any port', 
     expect(pre.json.ErrorCode).toBe('Forbidden');
     expect(pre.text).toMatch(/evil\.example/);
     expect(pre.headers['access-control-allow-origin']).toBeUndefined();
-    const write = await call(service, 'POST', '/Lab.Plant', { body: 'Name=Evil', headers: { origin: 'https://evil.example', 'content-type': 'text/plain' } });
+    const write = await call(service, 'POST', '/Lab.Plant', {
+      body: 'Name=Evil',
+      headers: { origin: 'https://evil.example', 'content-type': 'text/plain' },
+    });
     expect(write.status).toBe(403);
     const read = await call(service, 'GET', '/Lab.Plant', { headers: { ...RAW, origin: 'https://localhost.evil.example' } });
     expect(read.status).toBe(200);
@@ -62,7 +74,10 @@ describe('cors: true allows pages on localhost, 127.0.0.1 and [::1], any port', 
 
   test('a page of the same host (explorer, LAN address) is not cross-origin', async () => {
     const service = serviceWith({ cors: true });
-    const r = await call(service, 'POST', '/Lab.Plant', { body: { Name: 'Moss' }, headers: { origin: 'http://192.168.1.5:8080', host: '192.168.1.5:8080' } });
+    const r = await call(service, 'POST', '/Lab.Plant', {
+      body: { Name: 'Moss' },
+      headers: { origin: 'http://192.168.1.5:8080', host: '192.168.1.5:8080' },
+    });
     expect(r.status).toBe(201);
   });
 });
@@ -87,7 +102,8 @@ describe('configured origins', () => {
     expect(evil.status).toBe(403);
     expect(evil.json.Message).toMatch(/rebound\.example/);
     expect((await call(service, 'POST', '/Lab.Plant', { body: { Name: 'x' }, headers: { host: 'rebound.example' } })).status).toBe(403);
-    for (const host of ['localhost:8080', '127.0.0.1', '[::1]:1', 'MyApp.test:3000']) expect((await call(service, 'GET', '/Lab.Plant', { headers: { ...RAW, host } })).status).toBe(200);
+    for (const host of ['localhost:8080', '127.0.0.1', '[::1]:1', 'MyApp.test:3000'])
+      expect((await call(service, 'GET', '/Lab.Plant', { headers: { ...RAW, host } })).status).toBe(200);
     expect((await call(service, 'REPORT', '/Lab.Plant', { headers: RAW })).json).toBe(1);
   });
 

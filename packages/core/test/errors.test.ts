@@ -1,4 +1,13 @@
-import { createService, ERROR_CODES, MemoryStorage, ServiceError, statusOf, type ErrorCode, type Service, type Storage } from '@resourcery/core';
+import {
+  createService,
+  ERROR_CODES,
+  MemoryStorage,
+  ServiceError,
+  statusOf,
+  type ErrorCode,
+  type Service,
+  type Storage,
+} from '@resourcery/core';
 import { call, RAW } from './handle-support';
 
 /** Error responses and Error records (SPEC 7, 2.5; DESIGN 5). */
@@ -24,7 +33,10 @@ beforeEach(() => {
   service.addResource({
     name: 'Lab.Sample',
     schema: { type: 'object', properties: { Code: { type: 'string' }, Weight: { type: 'number' } } },
-    storage: new MemoryStorage([{ Code: 'S-1', Weight: 2.5 }, { Code: 'S-2', Weight: 4 }]),
+    storage: new MemoryStorage([
+      { Code: 'S-1', Weight: 2.5 },
+      { Code: 'S-2', Weight: 4 },
+    ]),
   });
 });
 
@@ -34,7 +46,12 @@ describe('an error response has the documented body and links to its record', ()
     expect(r.status).toBe(404);
     expect(r.headers['content-type']).toMatch(/^application\/json/);
     expect(Object.keys(r.json)).toEqual(['Status', 'ErrorType', 'ErrorCode', 'Message', 'MoreInfoAt', 'TimeStamp', 'Uri', 'TimeElapsedMs']);
-    expect(r.json).toMatchObject({ Status: 'fail', ErrorType: 'Service.Results.UnknownResource', ErrorCode: 'UnknownResource', Uri: '/Lab.Nothing/Code=1' });
+    expect(r.json).toMatchObject({
+      Status: 'fail',
+      ErrorType: 'Service.Results.UnknownResource',
+      ErrorCode: 'UnknownResource',
+      Uri: '/Lab.Nothing/Code=1',
+    });
     expect(r.json.Message).toMatch(/Lab\.Nothing/);
     expect(r.json.TimeStamp).toMatch(ISO_MS);
     expect(typeof r.json.TimeElapsedMs).toBe('number');
@@ -49,7 +66,17 @@ describe('an error response has the documented body and links to its record', ()
   test('validation details (Data) come after Message and before MoreInfoAt', async () => {
     const r = await call(service, 'POST', '/Lab.Sample', { body: '{"Code": 5}', headers: { 'content-type': 'application/json' } });
     expect(r.status).toBe(400);
-    expect(Object.keys(r.json)).toEqual(['Status', 'ErrorType', 'ErrorCode', 'Message', 'Data', 'MoreInfoAt', 'TimeStamp', 'Uri', 'TimeElapsedMs']);
+    expect(Object.keys(r.json)).toEqual([
+      'Status',
+      'ErrorType',
+      'ErrorCode',
+      'Message',
+      'Data',
+      'MoreInfoAt',
+      'TimeStamp',
+      'Uri',
+      'TimeElapsedMs',
+    ]);
     expect(r.json.Data).toEqual({ Code: expect.any(String) });
   });
 
@@ -74,7 +101,19 @@ describe('the Error record describes the failed request', () => {
   test('it has Id, Time, ResourceName, Action, Method, ErrorCode, StackTrace, Message, Uri, Headers, Body', async () => {
     const r = await call(service, 'GET', '/Lab.Nothing/Code=1', { headers: { Accept: 'application/json', 'X-Trace': 'abc' } });
     const record = await recordOf(service, r.json.MoreInfoAt);
-    expect(Object.keys(record)).toEqual(['Id', 'Time', 'ResourceName', 'Action', 'Method', 'ErrorCode', 'StackTrace', 'Message', 'Uri', 'Headers', 'Body']);
+    expect(Object.keys(record)).toEqual([
+      'Id',
+      'Time',
+      'ResourceName',
+      'Action',
+      'Method',
+      'ErrorCode',
+      'StackTrace',
+      'Message',
+      'Uri',
+      'Headers',
+      'Body',
+    ]);
     expect(r.json.MoreInfoAt).toBe(`/Service.Admin.Error/id=${record.Id}`);
     expect(record).toMatchObject({
       ResourceName: '<unknown>',
@@ -98,7 +137,14 @@ describe('the Error record describes the failed request', () => {
   });
 
   test('ResourceName names the resource when it resolves even though the conditions are bad', async () => {
-    for (const uri of ['/Lab.Sample/Weight=heavy', '/Sample/Code>>1', '/Lab.Sample/_/limit=many', '/Lab.Sample/_/colour=red', '/Lab.Sample/Colour=red', '/Lab.Sample/_/_/extra']) {
+    for (const uri of [
+      '/Lab.Sample/Weight=heavy',
+      '/Sample/Code>>1',
+      '/Lab.Sample/_/limit=many',
+      '/Lab.Sample/_/colour=red',
+      '/Lab.Sample/Colour=red',
+      '/Lab.Sample/_/_/extra',
+    ]) {
       const r = await call(service, 'GET', uri);
       expect(r.status).toBeGreaterThanOrEqual(400);
       const record = await recordOf(service, r.json.MoreInfoAt);
@@ -133,13 +179,21 @@ describe('the Error record describes the failed request', () => {
   });
 
   test('form-encoded bodies are redacted too', async () => {
-    const r = await call(service, 'POST', '/Nowhere', { body: 'user=ann&password=hunter2&api_key=k1', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const r = await call(service, 'POST', '/Nowhere', {
+      body: 'user=ann&password=hunter2&api_key=k1',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expect((await recordOf(service, r.json.MoreInfoAt)).Body).toBe('user=ann&password=*****&api_key=*****');
   });
 
   test('a binary body is described by its size and type instead of being stored as text', async () => {
     const bytes = Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x00, 0xff, 0xfe, 0x00]);
-    const res = await service.handle({ method: 'POST', uri: '/Lab.Sample', headers: { 'content-type': 'application/x-unknown' }, body: bytes });
+    const res = await service.handle({
+      method: 'POST',
+      uri: '/Lab.Sample',
+      headers: { 'content-type': 'application/x-unknown' },
+      body: bytes,
+    });
     const moreInfoAt = JSON.parse(String(res.body)).MoreInfoAt;
     expect((await recordOf(service, moreInfoAt)).Body).toBe('<8 bytes of binary data (application/x-unknown)>');
   });
@@ -155,10 +209,20 @@ describe('the Error record describes the failed request', () => {
   });
 
   test('Body never holds secrets: credential-like JSON properties are *****, at any depth', async () => {
-    const body = { Name: 'hook', Secret: 'whsec_abc', Headers: { Authorization: 'apikey k-9', 'X-Plain': 'visible' }, Items: [{ password: 'pw' }] };
+    const body = {
+      Name: 'hook',
+      Secret: 'whsec_abc',
+      Headers: { Authorization: 'apikey k-9', 'X-Plain': 'visible' },
+      Items: [{ password: 'pw' }],
+    };
     const r = await call(service, 'POST', '/Nowhere', { body });
     const record = await recordOf(service, r.json.MoreInfoAt);
-    expect(JSON.parse(record.Body)).toEqual({ Name: 'hook', Secret: '*****', Headers: { Authorization: '*****', 'X-Plain': 'visible' }, Items: [{ password: '*****' }] });
+    expect(JSON.parse(record.Body)).toEqual({
+      Name: 'hook',
+      Secret: '*****',
+      Headers: { Authorization: '*****', 'X-Plain': 'visible' },
+      Items: [{ password: '*****' }],
+    });
   });
 });
 
@@ -253,8 +317,12 @@ describe('401 is answered but not stored', () => {
 describe('an unexpected exception is 500 Unknown', () => {
   function failingStorage(error: unknown): Storage {
     return {
-      select: async () => { throw error; },
-      write: async () => { throw error; },
+      select: async () => {
+        throw error;
+      },
+      write: async () => {
+        throw error;
+      },
     };
   }
 
@@ -262,7 +330,11 @@ describe('an unexpected exception is 500 Unknown', () => {
     service.addResource({ name: 'Lab.Broken', storage: failingStorage(new Error('disk on fire at /var/lib/secret/db.json')) });
     const r = await call(service, 'GET', '/Lab.Broken');
     expect(r.status).toBe(500);
-    expect(r.json).toMatchObject({ ErrorCode: 'Unknown', ErrorType: 'Service.Results.Unknown', Message: 'An unexpected error occurred; the details are in the error record linked by MoreInfoAt' });
+    expect(r.json).toMatchObject({
+      ErrorCode: 'Unknown',
+      ErrorType: 'Service.Results.Unknown',
+      Message: 'An unexpected error occurred; the details are in the error record linked by MoreInfoAt',
+    });
     expect(r.text).not.toMatch(/failingStorage|\n\s+at |disk on fire|\/var\/lib/);
     const record = await recordOf(service, r.json.MoreInfoAt);
     expect(record).toMatchObject({ ErrorCode: 'Unknown', Message: 'disk on fire at /var/lib/secret/db.json', ResourceName: 'Lab.Broken' });
@@ -286,7 +358,10 @@ describe('an unexpected exception is 500 Unknown', () => {
   });
 
   test('a ServiceError thrown by a storage keeps its own code', async () => {
-    service.addResource({ name: 'Lab.Picky', storage: failingStorage(new ServiceError('InvalidResourceEntity', 'no odd weights', { data: { Weight: 'must be even' } })) });
+    service.addResource({
+      name: 'Lab.Picky',
+      storage: failingStorage(new ServiceError('InvalidResourceEntity', 'no odd weights', { data: { Weight: 'must be even' } })),
+    });
     const r = await call(service, 'POST', '/Lab.Picky', { body: '{"Weight":3}' });
     expect(r.status).toBe(400);
     expect(r.json).toMatchObject({ ErrorCode: 'InvalidResourceEntity', Message: 'no odd weights', Data: { Weight: 'must be even' } });
@@ -333,14 +408,25 @@ describe('every ErrorCode maps to the status DESIGN 5 documents', () => {
     expect([...ERROR_CODES].sort()).toEqual(Object.keys(DOCUMENTED).sort());
   });
 
-  test.each(Object.entries(DOCUMENTED) as Array<[ErrorCode, number]>)('%s -> %i, in the table, the error and the response', async (code, status) => {
-    expect(statusOf(code)).toBe(status);
-    expect(new ServiceError(code, 'x').status).toBe(status);
-    const local = createService();
-    local.addResource({ name: 'Thrower', storage: { select: async () => { throw new ServiceError(code, `raised ${code}`); }, write: async () => undefined } });
-    const r = await call(local, 'GET', '/Thrower');
-    expect(r.status).toBe(status);
-    expect(r.json).toMatchObject({ ErrorCode: code, ErrorType: `Service.Results.${code}`, Message: `raised ${code}` });
-    expect(r.headers.errorinfo === undefined).toBe(code === 'NotAuthorized');
-  });
+  test.each(Object.entries(DOCUMENTED) as Array<[ErrorCode, number]>)(
+    '%s -> %i, in the table, the error and the response',
+    async (code, status) => {
+      expect(statusOf(code)).toBe(status);
+      expect(new ServiceError(code, 'x').status).toBe(status);
+      const local = createService();
+      local.addResource({
+        name: 'Thrower',
+        storage: {
+          select: async () => {
+            throw new ServiceError(code, `raised ${code}`);
+          },
+          write: async () => undefined,
+        },
+      });
+      const r = await call(local, 'GET', '/Thrower');
+      expect(r.status).toBe(status);
+      expect(r.json).toMatchObject({ ErrorCode: code, ErrorType: `Service.Results.${code}`, Message: `raised ${code}` });
+      expect(r.headers.errorinfo === undefined).toBe(code === 'NotAuthorized');
+    },
+  );
 });

@@ -14,7 +14,11 @@ const meta = (text: string) => toMetaConditions(parseUri(`/R/_/${text}`).meta);
 
 describe('limit: no limit by default, limit=0 gives nothing', () => {
   test.each([
-    ['_', [1, 2, 3, 4, 5]], ['limit=2', [1, 2]], ['limit=0', []], ['limit=-1', [1, 2, 3, 4, 5]], ['limit=10', [1, 2, 3, 4, 5]],
+    ['_', [1, 2, 3, 4, 5]],
+    ['limit=2', [1, 2]],
+    ['limit=0', []],
+    ['limit=-1', [1, 2, 3, 4, 5]],
+    ['limit=10', [1, 2, 3, 4, 5]],
   ])('%s', (m, expected) => {
     expect(ids(people, '_', m)).toEqual(expected);
   });
@@ -26,8 +30,13 @@ describe('limit: no limit by default, limit=0 gives nothing', () => {
 
 describe('offset skips the first N; a negative offset keeps the last N', () => {
   test.each([
-    ['offset=2', [3, 4, 5]], ['offset=-2', [4, 5]], ['offset=-10', [1, 2, 3, 4, 5]], ['offset=10', []],
-    ['offset=1&limit=2', [2, 3]], ['offset=-3&limit=2', [3, 4]], ['offset=0', [1, 2, 3, 4, 5]],
+    ['offset=2', [3, 4, 5]],
+    ['offset=-2', [4, 5]],
+    ['offset=-10', [1, 2, 3, 4, 5]],
+    ['offset=10', []],
+    ['offset=1&limit=2', [2, 3]],
+    ['offset=-3&limit=2', [3, 4]],
+    ['offset=0', [1, 2, 3, 4, 5]],
   ])('%s', (m, expected) => {
     expect(ids(people, '_', m)).toEqual(expected);
   });
@@ -43,7 +52,14 @@ describe('order_asc / order_desc: stable, null and missing first ascending', () 
   });
 
   test('strings by code point', () => {
-    const data = [{ Id: 1, N: 'b' }, { Id: 2, N: 'B' }, { Id: 3, N: 'é' }, { Id: 4, N: 'a' }, { Id: 5, N: '\u{1F600}' }, { Id: 6, N: '\uFF5E' }];
+    const data = [
+      { Id: 1, N: 'b' },
+      { Id: 2, N: 'B' },
+      { Id: 3, N: 'é' },
+      { Id: 4, N: 'a' },
+      { Id: 5, N: '\u{1F600}' },
+      { Id: 6, N: '\uFF5E' },
+    ];
     expect(ids(data, '_', 'order_asc=N')).toEqual([2, 4, 1, 3, 6, 5]);
     expect(ids(data, '_', 'order_desc=N')).toEqual([5, 6, 3, 1, 4, 2]);
   });
@@ -55,7 +71,16 @@ describe('order_asc / order_desc: stable, null and missing first ascending', () 
   });
 
   test('mixed types are ordered without throwing: null, booleans, numbers, strings, then the rest', () => {
-    const data = [{ Id: 1, V: 'b' }, { Id: 2, V: 3 }, { Id: 3, V: true }, { Id: 4, V: null }, { Id: 5, V: { a: 1 } }, { Id: 6, V: 'a' }, { Id: 7, V: -1 }, { Id: 8, V: [1] }];
+    const data = [
+      { Id: 1, V: 'b' },
+      { Id: 2, V: 3 },
+      { Id: 3, V: true },
+      { Id: 4, V: null },
+      { Id: 5, V: { a: 1 } },
+      { Id: 6, V: 'a' },
+      { Id: 7, V: -1 },
+      { Id: 8, V: [1] },
+    ];
     expect(ids(data, '_', 'order_asc=V')).toEqual([4, 3, 7, 2, 6, 1, 5, 8]);
     expect(ids(data, '_', 'order_desc=V')).toEqual([5, 8, 1, 6, 2, 7, 3, 4]);
   });
@@ -70,14 +95,17 @@ describe('select: the listed properties, in the listed order, spelled as the dat
     expect(Object.keys(run(people, 'Id=1', 'select=Name,Id')[0])).toEqual(['Name', 'Id']);
   });
 
-  test('case is canonicalized to the data\'s spelling', () => {
+  test("case is canonicalized to the data's spelling", () => {
     expect(run(people, 'Id=1', 'select=NAME,iD')).toEqual([{ Name: 'Ann', Id: 1 }]);
   });
 
   test('a dotted locator is output under its canonical dotted name', () => {
     expect(run(people, '_', 'select=Id,address.city')).toEqual([
-      { Id: 1, 'Address.City': 'Oslo' }, { Id: 2, 'Address.City': 'Rome' }, { Id: 3, 'Address.City': 'Oslo' },
-      { Id: 4, 'Address.City': null }, { Id: 5, 'Address.City': 'Rome' },
+      { Id: 1, 'Address.City': 'Oslo' },
+      { Id: 2, 'Address.City': 'Rome' },
+      { Id: 3, 'Address.City': 'Oslo' },
+      { Id: 4, 'Address.City': null },
+      { Id: 5, 'Address.City': 'Rome' },
     ]);
     expect(run(people, 'Id=2', 'select=name.length')).toEqual([{ 'Name.Length': 2 }]);
   });
@@ -95,7 +123,10 @@ describe('add: derived values appended under their canonical name, whatever sele
   });
 
   test('added values stay when select does not list them', () => {
-    expect(run(people, 'Id<3', 'add=Name.Length&select=Id')).toEqual([{ Id: 1, 'Name.Length': 3 }, { Id: 2, 'Name.Length': 2 }]);
+    expect(run(people, 'Id<3', 'add=Name.Length&select=Id')).toEqual([
+      { Id: 1, 'Name.Length': 3 },
+      { Id: 2, 'Name.Length': 2 },
+    ]);
   });
 
   test('a value that cannot be derived is null', () => {
@@ -125,21 +156,29 @@ describe('rename: keeps the key position, the new name is case-sensitive, runs b
   test('renaming an added value renames it in place', () => {
     const [bo] = run(people, 'Id=2', 'add=Name.Length&rename=Name.Length->Len&select=Id');
     expect(bo).toEqual({ Id: 2, Len: 2 });
-    expect(Object.keys(run(people, 'Id=2', 'add=Name.Length,Tags.Length&rename=Name.Length->Len')[0]).slice(-2)).toEqual(['Len', 'Tags.Length']);
+    expect(Object.keys(run(people, 'Id=2', 'add=Name.Length,Tags.Length&rename=Name.Length->Len')[0]).slice(-2)).toEqual([
+      'Len',
+      'Tags.Length',
+    ]);
   });
 
   test('a dotted source is output under the new name', () => {
     expect(run(people, 'Id=1', 'rename=Address.City->Town&select=Id,Town')).toEqual([{ Id: 1, Town: 'Oslo' }]);
   });
 
-  test.each(['select=Name', 'select=Id,name', 'select=Name.Length', 'order_asc=Name', 'order_desc=name', 'order_asc=Name&distinct=true', 'select=Id&order_asc=Name&distinct=true'])(
-    'a renamed-away name in %s is a 400 InvalidMetaConditionSyntax',
-    (m) => {
-      const e = caught(() => compile('_', `rename=Name->Who&${m}`));
-      expect([e.code, e.status]).toEqual(['InvalidMetaConditionSyntax', 400]);
-      expect(e.message).toMatch(/name/i);
-    },
-  );
+  test.each([
+    'select=Name',
+    'select=Id,name',
+    'select=Name.Length',
+    'order_asc=Name',
+    'order_desc=name',
+    'order_asc=Name&distinct=true',
+    'select=Id&order_asc=Name&distinct=true',
+  ])('a renamed-away name in %s is a 400 InvalidMetaConditionSyntax', (m) => {
+    const e = caught(() => compile('_', `rename=Name->Who&${m}`));
+    expect([e.code, e.status]).toEqual(['InvalidMetaConditionSyntax', 400]);
+    expect(e.message).toMatch(/name/i);
+  });
 
   test('a name renamed away and then reused by another rename is valid', () => {
     expect(run([{ A: 1, B: 2 }], '_', 'rename=A->X,B->A&select=A,X')).toEqual([{ A: 2, X: 1 }]);
@@ -153,17 +192,36 @@ describe('distinct: whole output entities, first occurrence kept, after add, ren
 
   test('added values count', () => {
     expect(run(people, '_', 'select=City&add=Name.Length&distinct=true')).toEqual([
-      { City: 'Oslo', 'Name.Length': 3 }, { City: 'Rome', 'Name.Length': 2 }, { City: 'Oslo', 'Name.Length': 2 }, { City: 'Lima', 'Name.Length': 3 },
+      { City: 'Oslo', 'Name.Length': 3 },
+      { City: 'Rome', 'Name.Length': 2 },
+      { City: 'Oslo', 'Name.Length': 2 },
+      { City: 'Lima', 'Name.Length': 3 },
     ]);
   });
 
   test('renamed values count', () => {
-    expect(run([{ A: 1, B: 2 }, { A: 1, B: 3 }], '_', 'rename=A->B&distinct=true')).toEqual([{ B: 1 }]);
+    expect(
+      run(
+        [
+          { A: 1, B: 2 },
+          { A: 1, B: 3 },
+        ],
+        '_',
+        'rename=A->B&distinct=true',
+      ),
+    ).toEqual([{ B: 1 }]);
   });
 
   test('without select, equal stored entities collapse and the first is kept', () => {
-    const data = [{ Id: 1, V: 1 }, { Id: 1, V: 1 }, { Id: 2, V: 1 }];
-    expect(run(data, '_', 'distinct=true')).toEqual([{ Id: 1, V: 1 }, { Id: 2, V: 1 }]);
+    const data = [
+      { Id: 1, V: 1 },
+      { Id: 1, V: 1 },
+      { Id: 2, V: 1 },
+    ];
+    expect(run(data, '_', 'distinct=true')).toEqual([
+      { Id: 1, V: 1 },
+      { Id: 2, V: 1 },
+    ]);
     expect(run(data, '_', 'distinct=true')[0]).toBe(data[0]);
     expect(run(data, '_', 'distinct=false')).toHaveLength(3);
   });
@@ -171,7 +229,9 @@ describe('distinct: whole output entities, first occurrence kept, after add, ren
   test('then order, offset and limit', () => {
     expect(run(people, '_', 'select=City&distinct=true&order_asc=City&limit=2')).toEqual([{ City: 'Lima' }, { City: 'Oslo' }]);
     expect(run(people, '_', 'select=Address.City&distinct=true&order_desc=Address.City')).toEqual([
-      { 'Address.City': 'Rome' }, { 'Address.City': 'Oslo' }, { 'Address.City': null },
+      { 'Address.City': 'Rome' },
+      { 'Address.City': 'Oslo' },
+      { 'Address.City': null },
     ]);
   });
 });
@@ -212,14 +272,19 @@ describe('evaluation order: conditions -> search -> add -> rename -> select -> d
   });
 
   test('a property that select leaves out still orders, read from the stored entity', () => {
-    const byAgeDesc = [...people].filter((p: any) => typeof p.Age === 'number').sort((a: any, b: any) => b.Age - a.Age).map((p: any) => ({ Id: p.Id }));
+    const byAgeDesc = [...people]
+      .filter((p: any) => typeof p.Age === 'number')
+      .sort((a: any, b: any) => b.Age - a.Age)
+      .map((p: any) => ({ Id: p.Id }));
     expect(run(people, 'Age!=null', 'select=Id&order_desc=Age')).toEqual(byAgeDesc);
     expect(run(people, 'Age!=null', 'select=Id&order_desc=Age&limit=1')).toEqual(byAgeDesc.slice(0, 1));
   });
 
   test('order resolves on the output entity, after rename', () => {
     expect(run(people, 'Age!=null', 'rename=Age->Years&select=Id,Years&order_desc=Years')).toEqual([
-      { Id: 1, Years: 30 }, { Id: 3, Years: 30 }, { Id: 2, Years: 25 },
+      { Id: 1, Years: 30 },
+      { Id: 3, Years: 30 },
+      { Id: 2, Years: 25 },
     ]);
   });
 
@@ -237,7 +302,9 @@ describe('evaluation order: conditions -> search -> add -> rename -> select -> d
 });
 
 describe('order with offset and limit equals a full stable sort then a slice', () => {
-  const entity = fc.record({ K: fc.option(fc.integer({ min: 0, max: 6 }), { nil: null }), Gone: fc.boolean() }).map(({ K, Gone }) => (Gone ? {} : { K }));
+  const entity = fc
+    .record({ K: fc.option(fc.integer({ min: 0, max: 6 }), { nil: null }), Gone: fc.boolean() })
+    .map(({ K, Gone }) => (Gone ? {} : { K }));
   // size 'max': long arrays with small pages take the top-k path, short ones the full sort.
   const data = fc.array(entity, { maxLength: 300, size: 'max' }).map((items) => items.map((e, Id) => ({ Id, ...e }) as Entity));
 
@@ -248,17 +315,23 @@ describe('order with offset and limit equals a full stable sort then a slice', (
       const y = key(b);
       return x === y ? 0 : x === null ? -1 : y === null ? 1 : x - y;
     };
-    const sorted = items.map((e, i) => ({ e, i })).sort((a, b) => (descending ? cmp(b.e, a.e) : cmp(a.e, b.e)) || a.i - b.i).map((x) => x.e.Id);
+    const sorted = items
+      .map((e, i) => ({ e, i }))
+      .sort((a, b) => (descending ? cmp(b.e, a.e) : cmp(a.e, b.e)) || a.i - b.i)
+      .map((x) => x.e.Id);
     const start = offset >= 0 ? offset : Math.max(0, sorted.length + offset);
     return sorted.slice(start, limit < 0 ? undefined : start + limit);
   }
 
   test.each(['', '&select=Id,K', '&rename=K->Key&select=Id,Key', '&distinct=true'])('with %s', (extra) => {
-    fc.assert(fc.property(data, fc.boolean(), fc.integer({ min: -8, max: 20 }), fc.integer({ min: -1, max: 12 }), (items, desc, offset, limit) => {
-      const orderKey = extra.includes('Key') ? 'Key' : 'K';
-      const got = ids(items, '_', `order_${desc ? 'desc' : 'asc'}=${orderKey}&offset=${offset}&limit=${limit}${extra}`);
-      expect(got).toEqual(expected(items, desc, offset, limit));
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(data, fc.boolean(), fc.integer({ min: -8, max: 20 }), fc.integer({ min: -1, max: 12 }), (items, desc, offset, limit) => {
+        const orderKey = extra.includes('Key') ? 'Key' : 'K';
+        const got = ids(items, '_', `order_${desc ? 'desc' : 'asc'}=${orderKey}&offset=${offset}&limit=${limit}${extra}`);
+        expect(got).toEqual(expected(items, desc, offset, limit));
+      }),
+      { numRuns: 300 },
+    );
   });
 });
 
@@ -267,10 +340,15 @@ describe('random entities and meta-conditions never throw', () => {
     const keys = ['A', 'b', 'C'];
     const entity = fc.dictionary(fc.constantFrom(...keys), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 3 }) as fc.Arbitrary<Entity>;
     const locator = fc.constantFrom('A', 'B', 'c', 'A.Length', 'b.0', 'C.x.y');
-    const metaText = fc.tuple(locator, locator, locator, fc.boolean(), fc.boolean()).map(([o, s, a, d, desc]) => `order_${desc ? 'desc' : 'asc'}=${o}&select=${s},C&add=${a}&distinct=${d}`);
-    fc.assert(fc.property(fc.array(entity, { maxLength: 10 }), metaText, (data, m) => {
-      const result = run(data, '_', m);
-      expect(result.length).toBeLessThanOrEqual(data.length);
-    }), { numRuns: 500 });
+    const metaText = fc
+      .tuple(locator, locator, locator, fc.boolean(), fc.boolean())
+      .map(([o, s, a, d, desc]) => `order_${desc ? 'desc' : 'asc'}=${o}&select=${s},C&add=${a}&distinct=${d}`);
+    fc.assert(
+      fc.property(fc.array(entity, { maxLength: 10 }), metaText, (data, m) => {
+        const result = run(data, '_', m);
+        expect(result.length).toBeLessThanOrEqual(data.length);
+      }),
+      { numRuns: 500 },
+    );
   });
 });

@@ -3,7 +3,9 @@ import { call } from './webhook-receiver';
 
 function listen(service: ReturnType<typeof createService>): RaisedEvent[] {
   const seen: RaisedEvent[] = [];
-  service.events.subscribe((e) => { seen.push(e); });
+  service.events.subscribe((e) => {
+    seen.push(e);
+  });
   return seen;
 }
 
@@ -12,7 +14,9 @@ describe('event resources are listed with Kind EventResource and no methods (SPE
     const service = createService();
     service.defineEvent('Shipment.Left', { description: 'A shipment left the warehouse' });
     const listing = await call(service, 'GET', '/Service.AvailableResource/Kind=EventResource&Name=Shipment.Left');
-    expect(listing.body).toEqual([expect.objectContaining({ Name: 'Shipment.Left', Description: 'A shipment left the warehouse', Methods: [], Kind: 'EventResource' })]);
+    expect(listing.body).toEqual([
+      expect.objectContaining({ Name: 'Shipment.Left', Description: 'A shipment left the warehouse', Methods: [], Kind: 'EventResource' }),
+    ]);
     const get = await call(service, 'GET', '/Shipment.Left');
     expect(get.status).toBe(405);
     await service.close();
@@ -39,7 +43,10 @@ describe('entity resources raise change events with the affected entities (DESIG
     const service = createService();
     service.addResource({ name: 'Pet', toOutput: ({ Secret, ...rest }) => rest });
     const seen = listen(service);
-    await call(service, 'POST', '/Pet', [{ Name: 'Rex', Secret: 's' }, { Name: 'Tom', Secret: 's' }]);
+    await call(service, 'POST', '/Pet', [
+      { Name: 'Rex', Secret: 's' },
+      { Name: 'Tom', Secret: 's' },
+    ]);
     await call(service, 'PATCH', '/Pet/Name=Rex', { Age: 3 });
     await call(service, 'DELETE', '/Pet/Name=Tom');
     expect(seen.map((e) => [e.name, e.entities])).toEqual([
@@ -139,7 +146,9 @@ describe('raise waits for listeners, and a failing listener never fails the rais
     service.addResource({ name: 'Pet' });
     const reported: string[] = [];
     service.events.onListenerError = (error, event) => reported.push(`${event.name}: ${(error as Error).message}`);
-    service.events.subscribe(() => { throw new Error('listener broke'); });
+    service.events.subscribe(() => {
+      throw new Error('listener broke');
+    });
     const answer = await call(service, 'POST', '/Pet', { Name: 'Rex' });
     expect(answer.status).toBe(201);
     expect(reported).toEqual(['Pet.Inserted: listener broke']);

@@ -18,7 +18,12 @@ function service(): Service {
 }
 
 async function post(s: Service, body: Buffer, contentType = EXCEL) {
-  const r = await s.handle({ method: 'POST', uri: '/Item', headers: { 'content-type': contentType, accept: 'application/json;raw=true' }, body });
+  const r = await s.handle({
+    method: 'POST',
+    uri: '/Item',
+    headers: { 'content-type': contentType, accept: 'application/json;raw=true' },
+    body,
+  });
   return { status: r.status, json: JSON.parse((await readBody(r.body)).bytes.toString('utf8')) };
 }
 
@@ -31,7 +36,10 @@ async function exportExcel(s: Service, uri = '/Item'): Promise<Buffer> {
 function sheetJs(cells: Record<string, XLSX.CellObject>, options: XLSX.WritingOptions = {}): Buffer {
   const ws: XLSX.WorkSheet = { ...cells };
   const refs = Object.keys(cells).map((k) => XLSX.utils.decode_cell(k));
-  ws['!ref'] = XLSX.utils.encode_range({ s: { r: 0, c: 0 }, e: { r: Math.max(...refs.map((r) => r.r)), c: Math.max(...refs.map((r) => r.c)) } });
+  ws['!ref'] = XLSX.utils.encode_range({
+    s: { r: 0, c: 0 },
+    e: { r: Math.max(...refs.map((r) => r.r)), c: Math.max(...refs.map((r) => r.c)) },
+  });
   const wb = XLSX.utils.book_new();
   XLSX.utils.book_append_sheet(wb, ws, 'Sheet1');
   return XLSX.write(wb, { type: 'buffer', bookType: 'xlsx', ...options }) as Buffer;
@@ -40,8 +48,14 @@ function sheetJs(cells: Record<string, XLSX.CellObject>, options: XLSX.WritingOp
 describe('formula cells read as their cached result, whatever it is', () => {
   test('0, FALSE and "" results are values, not blanks (LibreOffice saves booleans as TRUE()/FALSE())', async () => {
     const file = sheetJs({
-      A1: { t: 's', v: 'Zero' }, B1: { t: 's', v: 'No' }, C1: { t: 's', v: 'Blank' }, D1: { t: 's', v: 'Yes' },
-      A2: { t: 'n', v: 0, f: '1-1' }, B2: { t: 'b', v: false, f: 'FALSE()' }, C2: { t: 's', v: '', f: '""&""' }, D2: { t: 'b', v: true, f: 'TRUE()' },
+      A1: { t: 's', v: 'Zero' },
+      B1: { t: 's', v: 'No' },
+      C1: { t: 's', v: 'Blank' },
+      D1: { t: 's', v: 'Yes' },
+      A2: { t: 'n', v: 0, f: '1-1' },
+      B2: { t: 'b', v: false, f: 'FALSE()' },
+      C2: { t: 's', v: '', f: '""&""' },
+      D2: { t: 'b', v: true, f: 'TRUE()' },
     });
     const r = await post(service(), file);
     expect(r.status).toBe(201);
@@ -56,21 +70,43 @@ describe('dates', () => {
   });
 
   test('numbers with a date format read as ISO timestamps; plain numbers stay numbers', async () => {
-    const file = sheetJs({ A1: { t: 's', v: 'Due' }, B1: { t: 's', v: 'Count' }, A2: { t: 'n', v: 46082.5, z: 'yyyy-mm-dd hh:mm' }, B2: { t: 'n', v: 46082.5 } });
+    const file = sheetJs({
+      A1: { t: 's', v: 'Due' },
+      B1: { t: 's', v: 'Count' },
+      A2: { t: 'n', v: 46082.5, z: 'yyyy-mm-dd hh:mm' },
+      B2: { t: 'n', v: 46082.5 },
+    });
     expect((await post(service(), file)).json).toEqual([{ Due: '2026-03-01T12:00:00.000Z', Count: 46082.5 }]);
   });
 });
 
 describe('text is unescaped exactly once', () => {
   test('formula strings (t="str") and shared strings keep &amp; and &lt;b&gt; as written', async () => {
-    const file = sheetJs({ A1: { t: 's', v: 'Text' }, B1: { t: 's', v: 'Formula' }, A2: { t: 's', v: 'a &amp; <b>' }, B2: { t: 's', v: '&lt;b&gt;', f: '"&lt;b&gt;"' } });
+    const file = sheetJs({
+      A1: { t: 's', v: 'Text' },
+      B1: { t: 's', v: 'Formula' },
+      A2: { t: 's', v: 'a &amp; <b>' },
+      B2: { t: 's', v: '&lt;b&gt;', f: '"&lt;b&gt;"' },
+    });
     expect((await post(service(), file)).json).toEqual([{ Text: 'a &amp; <b>', Formula: '&lt;b&gt;' }]);
   });
 });
 
 describe('a workbook the service wrote comes back as the same entities', () => {
   const tricky: Entity[] = [
-    { Id: 1, Text: '[1,2]', Json: [1, 2], Obj: { a: 1 }, Nil: null, Empty: '', Esc: 'a &amp; b <c>', Ox: '_x0041_', Ctl: 'bell\u0007', Bool: false, Zero: 0 },
+    {
+      Id: 1,
+      Text: '[1,2]',
+      Json: [1, 2],
+      Obj: { a: 1 },
+      Nil: null,
+      Empty: '',
+      Esc: 'a &amp; b <c>',
+      Ox: '_x0041_',
+      Ctl: 'bell\u0007',
+      Bool: false,
+      Zero: 0,
+    },
     { Id: 2, Text: '{"a":1}', Json: { b: [true, null] }, Nil: 'now text', Empty: 'x', Esc: '&lt;' },
     {},
     { Id: 4, Text: 'null', Json: [], Obj: null },
@@ -132,7 +168,10 @@ describe('committed workbooks saved by independent programs', () => {
 
 describe('formats that are not .xlsx say so', () => {
   test('an OpenDocument spreadsheet (.ods) is 415 with a message naming the format', async () => {
-    const ods = storedZip([{ name: 'mimetype', data: 'application/vnd.oasis.opendocument.spreadsheet' }, { name: 'content.xml', data: '<x/>' }]);
+    const ods = storedZip([
+      { name: 'mimetype', data: 'application/vnd.oasis.opendocument.spreadsheet' },
+      { name: 'content.xml', data: '<x/>' },
+    ]);
     const r = await post(service(), ods);
     expect(r.status).toBe(415);
     expect(r.json.ErrorCode).toBe('UnsupportedContent');

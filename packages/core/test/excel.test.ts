@@ -5,8 +5,22 @@ import { deflatedZip, EXCEL, readBody, readSheets, storedZip, workbookOf } from 
 /** Spreadsheet (Excel format) output and input (SPEC 2.2, DESIGN 7). */
 
 const BOOKS: Entity[] = [
-  { Isbn: '0262033844', Title: 'Introduction to Algorithms', Pages: 1312, InPrint: true, Authors: ['Cormen', 'Leiserson'], Publisher: { Name: 'MIT Press', City: 'Cambridge' } },
-  { Isbn: '0201633612', Title: 'Design Patterns', Pages: 395, InPrint: false, Authors: ['Gamma'], Publisher: { Name: 'Addison-Wesley', City: 'Boston' } },
+  {
+    Isbn: '0262033844',
+    Title: 'Introduction to Algorithms',
+    Pages: 1312,
+    InPrint: true,
+    Authors: ['Cormen', 'Leiserson'],
+    Publisher: { Name: 'MIT Press', City: 'Cambridge' },
+  },
+  {
+    Isbn: '0201633612',
+    Title: 'Design Patterns',
+    Pages: 395,
+    InPrint: false,
+    Authors: ['Gamma'],
+    Publisher: { Name: 'Addison-Wesley', City: 'Boston' },
+  },
   { Isbn: '02139', Title: '', Pages: 0.5, InPrint: true, Authors: [], Publisher: {} },
 ];
 
@@ -74,12 +88,7 @@ describe('Excel output: one sheet, a header row of property names in first-seen 
     const [sheet, ...others] = await readSheets((await getExcel(service, '/Book')).bytes);
     expect(others).toHaveLength(0);
     expect(sheet.name).toBe('Data');
-    expect(sheet.rows).toEqual([
-      ['B', 'A', 'C'],
-      [1],
-      [3, 2],
-      [undefined, 5, 4],
-    ]);
+    expect(sheet.rows).toEqual([['B', 'A', 'C'], [1], [3, 2], [undefined, 5, 4]]);
   });
 
   test('strings are text cells, numbers numbers, booleans booleans, nested values JSON text', async () => {
@@ -91,13 +100,21 @@ describe('Excel output: one sheet, a header row of property names in first-seen 
 
   test('null and missing properties are empty cells', async () => {
     const [sheet] = await readSheets((await getExcel(shop([{ A: 1, B: null, C: 'c' }, { C: 'd' }]), '/Book')).bytes);
-    expect(sheet.rows).toEqual([['A', 'B', 'C'], [1, undefined, 'c'], [undefined, undefined, 'd']]);
+    expect(sheet.rows).toEqual([
+      ['A', 'B', 'C'],
+      [1, undefined, 'c'],
+      [undefined, undefined, 'd'],
+    ]);
     expect(sheet.types[1][1]).toBe(0);
   });
 
   test('select, order and limit shape the rows like any output', async () => {
     const [sheet] = await readSheets((await getExcel(shop(), '/Book/_/select=Pages,Isbn&order_asc=Pages&limit=2')).bytes);
-    expect(sheet.rows).toEqual([['Pages', 'Isbn'], [0.5, '02139'], [395, '0201633612']]);
+    expect(sheet.rows).toEqual([
+      ['Pages', 'Isbn'],
+      [0.5, '02139'],
+      [395, '0201633612'],
+    ]);
   });
 });
 
@@ -111,12 +128,21 @@ describe('a GET as Excel POSTed to another resource gives the same entities', ()
     expect((await call(service, 'GET', '/Archive', { headers: { accept: 'json;raw=true' } })).json).toEqual(BOOKS);
   });
 
-  test.each([EXCEL, 'application/service-excel', 'excel', 'Excel; charset=binary'])('Content-Type: %s reads the workbook', async (contentType) => {
-    const service = shop();
-    const r = await send(service, 'POST', '/Archive', { 'content-type': contentType, accept: 'json;raw=true' }, (await getExcel(service, '/Book/_/limit=1')).bytes);
-    expect(r.status).toBe(201);
-    expect(r.json).toEqual([BOOKS[0]]);
-  });
+  test.each([EXCEL, 'application/service-excel', 'excel', 'Excel; charset=binary'])(
+    'Content-Type: %s reads the workbook',
+    async (contentType) => {
+      const service = shop();
+      const r = await send(
+        service,
+        'POST',
+        '/Archive',
+        { 'content-type': contentType, accept: 'json;raw=true' },
+        (await getExcel(service, '/Book/_/limit=1')).bytes,
+      );
+      expect(r.status).toBe(201);
+      expect(r.json).toEqual([BOOKS[0]]);
+    },
+  );
 
   test('null comes back as null and missing as missing (the types sheet tells the empty cells apart)', async () => {
     const service = shop([{ Isbn: 'a', Subtitle: null }, { Isbn: 'b' }]);
@@ -126,12 +152,26 @@ describe('a GET as Excel POSTed to another resource gives the same entities', ()
 
   test('a resource with a schema accepts its own export, optional properties left blank', async () => {
     const service = createService();
-    const schema = { type: 'object', properties: { Isbn: { type: 'string' }, Pages: { type: 'integer' }, Subtitle: { type: 'string' } }, required: ['Isbn'] };
-    service.addResource({ name: 'Book', schema, storage: new MemoryStorage([{ Isbn: '0262033844', Pages: 1312, Subtitle: 'Third edition' }, { Isbn: '0201633612', Pages: 395 }]) });
+    const schema = {
+      type: 'object',
+      properties: { Isbn: { type: 'string' }, Pages: { type: 'integer' }, Subtitle: { type: 'string' } },
+      required: ['Isbn'],
+    };
+    service.addResource({
+      name: 'Book',
+      schema,
+      storage: new MemoryStorage([
+        { Isbn: '0262033844', Pages: 1312, Subtitle: 'Third edition' },
+        { Isbn: '0201633612', Pages: 395 },
+      ]),
+    });
     service.addResource({ name: 'Copy', schema });
     const posted = await postExcel(service, '/Copy', (await getExcel(service, '/Book')).bytes);
     expect(posted.status).toBe(201);
-    expect(posted.json).toEqual([{ Isbn: '0262033844', Pages: 1312, Subtitle: 'Third edition' }, { Isbn: '0201633612', Pages: 395 }]);
+    expect(posted.json).toEqual([
+      { Isbn: '0262033844', Pages: 1312, Subtitle: 'Third edition' },
+      { Isbn: '0201633612', Pages: 395 },
+    ]);
   });
 });
 
@@ -140,14 +180,31 @@ describe('reading takes the first sheet; row 1 names the properties, every later
     const file = await workbookOf({
       Books: [
         ['Isbn', 'Title', 'Pages', 'InPrint', 'Released', 'Link', 'Total', 'Broken'],
-        ['0262033844', { richText: [{ text: 'Intro ' }, { text: 'to Algorithms', font: { bold: true } }] }, 1312, true, new Date(Date.UTC(2009, 6, 31)), { text: 'MIT', hyperlink: 'https://mitpress.mit.edu' }, { formula: 'C2*2', result: 2624 }, { error: '#N/A' }],
+        [
+          '0262033844',
+          { richText: [{ text: 'Intro ' }, { text: 'to Algorithms', font: { bold: true } }] },
+          1312,
+          true,
+          new Date(Date.UTC(2009, 6, 31)),
+          { text: 'MIT', hyperlink: 'https://mitpress.mit.edu' },
+          { formula: 'C2*2', result: 2624 },
+          { error: '#N/A' },
+        ],
       ],
       Ignored: [['Other'], ['sheet']],
     });
     const posted = await postExcel(shop(), '/Archive', file);
     expect(posted.status).toBe(201);
     expect(posted.json).toEqual([
-      { Isbn: '0262033844', Title: 'Intro to Algorithms', Pages: 1312, InPrint: true, Released: '2009-07-31T00:00:00.000Z', Link: 'MIT', Total: 2624 },
+      {
+        Isbn: '0262033844',
+        Title: 'Intro to Algorithms',
+        Pages: 1312,
+        InPrint: true,
+        Released: '2009-07-31T00:00:00.000Z',
+        Link: 'MIT',
+        Total: 2624,
+      },
     ]);
   });
 
@@ -158,7 +215,14 @@ describe('reading takes the first sheet; row 1 names the properties, every later
 
   test('text that is not a JSON object or array stays text', async () => {
     const file = await workbookOf({ S: [['V'], ['02139'], ['true'], ['null'], ['[draft]'], ['{not json}'], ['12.50']] });
-    expect((await postExcel(shop(), '/Archive', file)).json.map((e: Entity) => e.V)).toEqual(['02139', 'true', 'null', '[draft]', '{not json}', '12.50']);
+    expect((await postExcel(shop(), '/Archive', file)).json.map((e: Entity) => e.V)).toEqual([
+      '02139',
+      'true',
+      'null',
+      '[draft]',
+      '{not json}',
+      '12.50',
+    ]);
   });
 
   test('a sheet with only a header row (or nothing) writes nothing', async () => {
@@ -174,7 +238,18 @@ describe('reading takes the first sheet; row 1 names the properties, every later
     const headers = { 'content-type': 'excel', accept: 'json;raw=true' };
     const patch = await send(service, 'PATCH', '/Book/Isbn=02139', headers, await workbookOf({ S: [['Title'], ['Untitled']] }));
     expect(patch.json).toEqual([{ ...BOOKS[2], Title: 'Untitled' }]);
-    const put = await send(service, 'PUT', "/Book/Isbn='0000000000'", headers, await workbookOf({ S: [['Title', 'Pages'], ['New', 12]] }));
+    const put = await send(
+      service,
+      'PUT',
+      "/Book/Isbn='0000000000'",
+      headers,
+      await workbookOf({
+        S: [
+          ['Title', 'Pages'],
+          ['New', 12],
+        ],
+      }),
+    );
     expect(put.status).toBe(201);
     expect(put.json).toEqual([{ Isbn: '0000000000', Title: 'New', Pages: 12 }]);
   });
@@ -208,11 +283,27 @@ describe('a body that is not a readable workbook is 400 FailedExcelRead', () => 
   });
 
   test('two columns with the same property name', async () => {
-    await expectFailedRead(await workbookOf({ S: [['Isbn', 'Title', 'Isbn'], ['1', 'A', '2']] }), /Column C repeats the property name 'Isbn'/);
+    await expectFailedRead(
+      await workbookOf({
+        S: [
+          ['Isbn', 'Title', 'Isbn'],
+          ['1', 'A', '2'],
+        ],
+      }),
+      /Column C repeats the property name 'Isbn'/,
+    );
   });
 
   test('a value in a column without a property name', async () => {
-    await expectFailedRead(await workbookOf({ S: [['Isbn', undefined], ['1', 'stray']] }), /Cell B2 .* no property name/);
+    await expectFailedRead(
+      await workbookOf({
+        S: [
+          ['Isbn', undefined],
+          ['1', 'stray'],
+        ],
+      }),
+      /Cell B2 .* no property name/,
+    );
   });
 });
 
@@ -251,7 +342,13 @@ describe('other results as Excel: REPORT gives a Summary sheet, changes give Dat
     const sheets = await readSheets(r.bytes);
     expect(sheets.map((s) => [s.name, s.rows])).toEqual([
       ['Data', [['Isbn'], ['1'], ['2']]],
-      ['Summary', [['DataCount', 'InsertedCount'], [2, 2]]],
+      [
+        'Summary',
+        [
+          ['DataCount', 'InsertedCount'],
+          [2, 2],
+        ],
+      ],
     ]);
   });
 
@@ -260,7 +357,13 @@ describe('other results as Excel: REPORT gives a Summary sheet, changes give Dat
     const sheets = await readSheets((await readBody(r.body)).bytes);
     expect(sheets.map((s) => [s.name, s.rows])).toEqual([
       ['Data', []],
-      ['Summary', [['DataCount', 'DeletedCount'], [0, 2]]],
+      [
+        'Summary',
+        [
+          ['DataCount', 'DeletedCount'],
+          [0, 2],
+        ],
+      ],
     ]);
   });
 });

@@ -6,7 +6,13 @@ let service: Service;
 
 beforeEach(() => {
   service = createService();
-  service.addResource({ name: 'Garden.Plant', storage: new MemoryStorage([{ Name: 'Fern', Height: 40 }, { Name: 'Moss', Height: 2 }]) });
+  service.addResource({
+    name: 'Garden.Plant',
+    storage: new MemoryStorage([
+      { Name: 'Fern', Height: 40 },
+      { Name: 'Moss', Height: 2 },
+    ]),
+  });
 });
 
 describe('service.fetch answers Fetch requests like service.handle', () => {
@@ -24,7 +30,13 @@ describe('service.fetch answers Fetch requests like service.handle', () => {
   });
 
   test('a POST body is read from the Request', async () => {
-    const res = await service.fetch(new Request('http://x/Plant', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ Name: 'Ivy', Height: 300 }) }));
+    const res = await service.fetch(
+      new Request('http://x/Plant', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ Name: 'Ivy', Height: 300 }),
+      }),
+    );
     expect(res.status).toBe(201);
     expect(((await res.json()) as { InsertedCount: number }).InsertedCount).toBe(1);
   });
@@ -38,7 +50,9 @@ describe('service.fetch answers Fetch requests like service.handle', () => {
 
 describe('service.fetch honours the base path', () => {
   test('the path after the base path is the service URI, also with a trailing slash on the base', async () => {
-    const res = await service.fetch(new Request('http://x/api/Plant/Name=Moss', { headers: { accept: 'application/json;raw=true' } }), { basePath: '/api/' });
+    const res = await service.fetch(new Request('http://x/api/Plant/Name=Moss', { headers: { accept: 'application/json;raw=true' } }), {
+      basePath: '/api/',
+    });
     expect(await res.json()).toEqual([{ Name: 'Moss', Height: 2 }]);
   });
 
@@ -63,7 +77,14 @@ describe('service.fetch streams the request body', () => {
         else controller.enqueue(new Uint8Array(512).fill(32));
       },
     });
-    const res = await small.fetch(new Request('http://x/Plant', { method: 'POST', body, duplex: 'half', headers: { 'content-type': 'application/json' } } as RequestInit));
+    const res = await small.fetch(
+      new Request('http://x/Plant', {
+        method: 'POST',
+        body,
+        duplex: 'half',
+        headers: { 'content-type': 'application/json' },
+      } as RequestInit),
+    );
     expect(res.status).toBe(413);
     expect(pulled).toBeLessThan(1000);
   });

@@ -40,28 +40,36 @@ async function check(service: Service, req: FuzzRequest): Promise<string | null>
   if (req.method.toUpperCase() === 'HEAD') return null;
   try {
     const error = JSON.parse(text);
-    if (typeof error.ErrorCode !== 'string' || typeof error.Message !== 'string') return `${status} body without ErrorCode/Message: ${text.slice(0, 200)}`;
+    if (typeof error.ErrorCode !== 'string' || typeof error.Message !== 'string')
+      return `${status} body without ErrorCode/Message: ${text.slice(0, 200)}`;
   } catch {
     return `${status} body is not the JSON error body: ${text.slice(0, 200)}`;
   }
   return null;
 }
 
-test(`fuzz: ${REQUESTS} grammar-aware requests (seed ${SEED}) answer without 5xx, with error bodies and ErrorInfo`, async () => {
-  const random = new Random(SEED);
-  const failures: string[] = [];
-  let service = freshService();
-  for (let i = 0; i < REQUESTS && failures.length < 10; i++) {
-    if (i > 0 && i % REQUESTS_PER_SERVICE === 0) {
-      await service.close?.();
-      service = freshService();
+test(
+  `fuzz: ${REQUESTS} grammar-aware requests (seed ${SEED}) answer without 5xx, with error bodies and ErrorInfo`,
+  async () => {
+    const random = new Random(SEED);
+    const failures: string[] = [];
+    let service = freshService();
+    for (let i = 0; i < REQUESTS && failures.length < 10; i++) {
+      if (i > 0 && i % REQUESTS_PER_SERVICE === 0) {
+        await service.close?.();
+        service = freshService();
+      }
+      const req = request(random);
+      const problem = await check(service, req);
+      if (problem !== null)
+        failures.push(
+          `#${i} ${req.method} ${req.uri.slice(0, 200)} ${JSON.stringify(req.headers)} body ${String(req.body).slice(0, 120)}\n  -> ${problem}`,
+        );
     }
-    const req = request(random);
-    const problem = await check(service, req);
-    if (problem !== null) failures.push(`#${i} ${req.method} ${req.uri.slice(0, 200)} ${JSON.stringify(req.headers)} body ${String(req.body).slice(0, 120)}\n  -> ${problem}`);
-  }
-  await service.close?.();
-  expect(failures).toEqual([]);
-  expect(({} as Record<string, unknown>).polluted).toBeUndefined();
-  expect((Object.prototype as Record<string, unknown>).polluted).toBeUndefined();
-}, Math.max(120_000, REQUESTS * 20));
+    await service.close?.();
+    expect(failures).toEqual([]);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect((Object.prototype as Record<string, unknown>).polluted).toBeUndefined();
+  },
+  Math.max(120_000, REQUESTS * 20),
+);

@@ -1,5 +1,14 @@
 import fc from 'fast-check';
-import { clearParseCache, compileQuery, evaluate, META_KEYS, parseUri, ServiceError, toMetaConditions, type ParsedUri } from '@resourcery/core';
+import {
+  clearParseCache,
+  compileQuery,
+  evaluate,
+  META_KEYS,
+  parseUri,
+  ServiceError,
+  toMetaConditions,
+  type ParsedUri,
+} from '@resourcery/core';
 import { caught } from './query-support';
 
 /** The parse of a URI whose conditions and meta-conditions are valid. */
@@ -84,12 +93,26 @@ describe('the resource part: /<resource>[-<view>], $<macro>, every part optional
 describe('condition operators: = != < > <= >=, raw or with %3C/%3E/!%3D encodings', () => {
   test('all six raw operators', () => {
     const ops = conditionsOf('/R/A=1&B!=2&C<3&D>4&E<=5&F>=6').map((c) => [c.key, c.op]);
-    expect(ops).toEqual([['A', '='], ['B', '!='], ['C', '<'], ['D', '>'], ['E', '<='], ['F', '>=']]);
+    expect(ops).toEqual([
+      ['A', '='],
+      ['B', '!='],
+      ['C', '<'],
+      ['D', '>'],
+      ['E', '<='],
+      ['F', '>='],
+    ]);
   });
 
   test('%3C and %3E (either case) stand for < and >', () => {
     const ops = conditionsOf('/R/C%3C3&D%3E4&E%3C=5&F%3E=6&G%3c7&H%3e8').map((c) => [c.key, c.op, (c.value as { text: string }).text]);
-    expect(ops).toEqual([['C', '<', '3'], ['D', '>', '4'], ['E', '<=', '5'], ['F', '>=', '6'], ['G', '<', '7'], ['H', '>', '8']]);
+    expect(ops).toEqual([
+      ['C', '<', '3'],
+      ['D', '>', '4'],
+      ['E', '<=', '5'],
+      ['F', '>=', '6'],
+      ['G', '<', '7'],
+      ['H', '>', '8'],
+    ]);
   });
 
   test('!%3D stands for !=', () => {
@@ -98,7 +121,12 @@ describe('condition operators: = != < > <= >=, raw or with %3C/%3E/!%3D encoding
 
   test('fully encoded <= and >= (%3C%3D, <%3D) are read as <= and >=', () => {
     const ops = conditionsOf('/R/A%3C%3D1&B%3E%3D2&C<%3D3&D>%3D4').map((c) => [c.key, c.op, (c.value as { text: string }).text]);
-    expect(ops).toEqual([['A', '<=', '1'], ['B', '>=', '2'], ['C', '<=', '3'], ['D', '>=', '4']]);
+    expect(ops).toEqual([
+      ['A', '<=', '1'],
+      ['B', '>=', '2'],
+      ['C', '<=', '3'],
+      ['D', '>=', '4'],
+    ]);
   });
 
   test('conditions are joined with & and empty items are skipped', () => {
@@ -128,7 +156,10 @@ describe('split first, then percent-decode: encoded separators inside keys and v
   });
 
   test('meta-condition values are decoded after the split', () => {
-    expect(valid('/R/_/search=x%26limit%3D1&limit=2').meta).toEqual([{ key: 'search', value: 'x&limit=1' }, { key: 'limit', value: '2' }]);
+    expect(valid('/R/_/search=x%26limit%3D1&limit=2').meta).toEqual([
+      { key: 'search', value: 'x&limit=1' },
+      { key: 'limit', value: '2' },
+    ]);
   });
 });
 
@@ -138,7 +169,7 @@ describe('value literals', () => {
     expect(valueOf('NULL')).toEqual({ kind: 'raw', text: 'NULL' });
   });
 
-  test("empty, '' and \"\" are the empty string", () => {
+  test('empty, \'\' and "" are the empty string', () => {
     expect(valueOf('')).toEqual({ kind: 'string', value: '' });
     expect(valueOf("''")).toEqual({ kind: 'string', value: '' });
     expect(valueOf('%22%22')).toEqual({ kind: 'string', value: '' });
@@ -163,7 +194,15 @@ describe('value literals', () => {
   });
 
   test.each([
-    ['42', 42], ['-7', -7], ['3.25', 3.25], ['-0.5', -0.5], ['.5', 0.5], ['1e3', 1000], ['2.5E-2', 0.025], ['-1e+2', -100], ['02139', 2139],
+    ['42', 42],
+    ['-7', -7],
+    ['3.25', 3.25],
+    ['-0.5', -0.5],
+    ['.5', 0.5],
+    ['1e3', 1000],
+    ['2.5E-2', 0.025],
+    ['-1e+2', -100],
+    ['02139', 2139],
   ])('%s is a number (keeping its text)', (text, number) => {
     expect(valueOf(text)).toEqual({ kind: 'raw', text, number });
   });
@@ -192,7 +231,9 @@ describe('value literals', () => {
 describe('meta-conditions: <name>=<value> pairs, names case-insensitive', () => {
   test('names are lower-cased, values kept as written', () => {
     expect(valid('/R/_/LIMIT=2&Order_Asc=Name&select=Name,Age').meta).toEqual([
-      { key: 'limit', value: '2' }, { key: 'order_asc', value: 'Name' }, { key: 'select', value: 'Name,Age' },
+      { key: 'limit', value: '2' },
+      { key: 'order_asc', value: 'Name' },
+      { key: 'select', value: 'Name,Age' },
     ]);
   });
 
@@ -242,7 +283,11 @@ describe('InvalidConditionSyntax: an empty locator or an empty locator segment',
     expect(e.message).toContain(decodeURIComponent(item));
   });
 
-  test.each([['a..b=1', 'a..b'], ['.a=1', '.a'], ['a.=1', 'a.']])('%s has an empty segment', (item, locator) => {
+  test.each([
+    ['a..b=1', 'a..b'],
+    ['.a=1', '.a'],
+    ['a.=1', 'a.'],
+  ])('%s has an empty segment', (item, locator) => {
     const e = deferred(`/Person/${item}`);
     expect(e.code).toBe('InvalidConditionSyntax');
     expect(e.message).toContain(`'${locator}'`);
@@ -256,7 +301,11 @@ describe('InvalidConditionOperator: an unknown operator or none at all', () => {
     expect(e.message).toContain(`'${decodeURIComponent(item)}'`);
   });
 
-  test.each([['Note=%3Cb%3E', '<b>'], ['Note!=%3E5', '>5'], ['Note=%3D1', '=1']])('an encoded <, > or = at the start of a value is data: %s', (item, value) => {
+  test.each([
+    ['Note=%3Cb%3E', '<b>'],
+    ['Note!=%3E5', '>5'],
+    ['Note=%3D1', '=1'],
+  ])('an encoded <, > or = at the start of a value is data: %s', (item, value) => {
     const parsed = parseUri(`/Person/${item}`);
     expect(parsed.error).toBeNull();
     expect(parsed.conditions[0].value).toEqual({ kind: 'raw', text: value });
@@ -282,9 +331,20 @@ describe('InvalidMetaConditionOperator: a meta-condition needs =', () => {
 
 describe('InvalidMetaConditionValueType: a value of the wrong type', () => {
   test.each([
-    ['limit=abc', 'abc'], ['limit=1.5', '1.5'], ['limit=-2', '-2'], ['offset=x', 'x'], ['distinct=maybe', 'maybe'],
-    ['unsafe=1', '1'], ['select=', ''], ['select=Name,,Age', 'Name,,Age'], ['order_asc=a..b', 'a..b'],
-    ['order_desc=', ''], ['rename=Name', 'Name'], ['rename=Name->', 'Name->'], ['search=', ''], ['search_regex=(', '('],
+    ['limit=abc', 'abc'],
+    ['limit=1.5', '1.5'],
+    ['limit=-2', '-2'],
+    ['offset=x', 'x'],
+    ['distinct=maybe', 'maybe'],
+    ['unsafe=1', '1'],
+    ['select=', ''],
+    ['select=Name,,Age', 'Name,,Age'],
+    ['order_asc=a..b', 'a..b'],
+    ['order_desc=', ''],
+    ['rename=Name', 'Name'],
+    ['rename=Name->', 'Name->'],
+    ['search=', ''],
+    ['search_regex=(', '('],
   ])('%s', (item, value) => {
     const parsed = valid(`/Person/_/${item}`);
     const e = caught(() => compileQuery([], toMetaConditions(parsed.meta)));
@@ -324,7 +384,10 @@ describe('the parse cache', () => {
 });
 
 describe('no input crashes the parser: it parses or throws a ServiceError', () => {
-  const data = [{ Id: 1, Name: 'a', Age: 1 }, { Id: 2, Name: 'b', Age: null }];
+  const data = [
+    { Id: 1, Name: 'a', Age: 1 },
+    { Id: 2, Name: 'b', Age: null },
+  ];
 
   /** Parses, compiles and runs a URI; any failure other than a ServiceError escapes. */
   function attempt(uri: string): void {
@@ -338,11 +401,41 @@ describe('no input crashes the parser: it parses or throws a ServiceError', () =
   }
 
   test('random strings', () => {
-    fc.assert(fc.property(fc.string({ unit: 'binary', maxLength: 60 }), (s) => { attempt(s); attempt(`/${s}`); }), { numRuns: 1000 });
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 60 }), (s) => {
+        attempt(s);
+        attempt(`/${s}`);
+      }),
+      { numRuns: 1000 },
+    );
   });
 
   test('random strings from a URI alphabet', () => {
-    const unit = fc.constantFrom(...'/&=!<>%_$-.\'"aZ09,+ '.split(''), '%3C', '%3E', '%3D', '%26', '%2F', '%C3', '%28', 'null', 'limit', 'select', 'rename', '->', 'order_asc', 'search_regex');
-    fc.assert(fc.property(fc.string({ unit, maxLength: 40 }), (s) => { attempt(s); attempt(`/${s}`); attempt(`/R/${s}`); attempt(`/R/_/${s}`); }), { numRuns: 2000 });
+    const unit = fc.constantFrom(
+      ...'/&=!<>%_$-.\'"aZ09,+ '.split(''),
+      '%3C',
+      '%3E',
+      '%3D',
+      '%26',
+      '%2F',
+      '%C3',
+      '%28',
+      'null',
+      'limit',
+      'select',
+      'rename',
+      '->',
+      'order_asc',
+      'search_regex',
+    );
+    fc.assert(
+      fc.property(fc.string({ unit, maxLength: 40 }), (s) => {
+        attempt(s);
+        attempt(`/${s}`);
+        attempt(`/R/${s}`);
+        attempt(`/R/_/${s}`);
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

@@ -16,7 +16,10 @@ afterAll(() => new Promise((resolve) => server.close(resolve)));
 
 describe('outgoing requests connect only to allowed addresses, checked on the lookup the connection uses', () => {
   test('a name that resolves to loopback is refused at connection time, with no earlier check', async () => {
-    const error = await outgoingFetch(false)(`http://localhost:${port}/`).then(() => null, (e: Error & { cause?: Error }) => e);
+    const error = await outgoingFetch(false)(`http://localhost:${port}/`).then(
+      () => null,
+      (e: Error & { cause?: Error }) => e,
+    );
     expect(error).not.toBeNull();
     expect(String(error!.cause?.message)).toMatch(/localhost resolves to .*loopback/);
   });
@@ -33,7 +36,15 @@ describe('outgoing requests connect only to allowed addresses, checked on the lo
 });
 
 describe('IPv6 forms that carry an IPv4 address are judged by that address', () => {
-  test.each(['[::127.0.0.1]', '[::7f00:1]', '[::ffff:127.0.0.1]', '[::ffff:7f00:1]', '[::10.0.0.1]', '[::169.254.169.254]', '[::ffff:192.168.1.1]'])('http://%s/ is refused', (host) => {
+  test.each([
+    '[::127.0.0.1]',
+    '[::7f00:1]',
+    '[::ffff:127.0.0.1]',
+    '[::ffff:7f00:1]',
+    '[::10.0.0.1]',
+    '[::169.254.169.254]',
+    '[::ffff:192.168.1.1]',
+  ])('http://%s/ is refused', (host) => {
     expect(refusedHost(new URL(`http://${host}/`))).toMatch(/address/);
   });
 
@@ -44,7 +55,12 @@ describe('IPv6 forms that carry an IPv4 address are judged by that address', () 
   test('a webhook to http://[::127.0.0.1]/ is refused when saved', async () => {
     const service = createService();
     service.defineEvent('Ping');
-    const r = await service.handle({ method: 'POST', uri: '/Service.Admin.Webhook', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ EventSelector: '/Ping', Destination: 'http://[::127.0.0.1]:8080/hook' }) });
+    const r = await service.handle({
+      method: 'POST',
+      uri: '/Service.Admin.Webhook',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ EventSelector: '/Ping', Destination: 'http://[::127.0.0.1]:8080/hook' }),
+    });
     expect(r.status).toBe(400);
     expect(JSON.parse(String(r.body)).ErrorCode).toBe('InvalidDestination');
   });

@@ -3,7 +3,9 @@ import { call, RAW } from './handle-support';
 
 /** Hooks with the caller, and onError (DESIGN 13). */
 
-interface Ctx { user: string }
+interface Ctx {
+  user: string;
+}
 
 function notes(log: string[]): { service: Service; storage: MemoryStorage } {
   const service = createService({ authenticate: (_request, context: Ctx | undefined) => ({ name: context?.user ?? 'anonymous' }) });
@@ -13,21 +15,35 @@ function notes(log: string[]): { service: Service; storage: MemoryStorage } {
     name: 'Note',
     storage,
     hooks: {
-      beforeRead: (caller) => { log.push(`beforeRead ${who(caller)} ${caller.method}`); },
-      afterRead: (entities, caller) => { log.push(`afterRead ${who(caller)} ${entities.length}`); return entities.map((e) => ({ ...e, Seen: true })); },
+      beforeRead: (caller) => {
+        log.push(`beforeRead ${who(caller)} ${caller.method}`);
+      },
+      afterRead: (entities, caller) => {
+        log.push(`afterRead ${who(caller)} ${entities.length}`);
+        return entities.map((e) => ({ ...e, Seen: true }));
+      },
       beforeInsert: (entity, caller) => {
         log.push(`beforeInsert ${who(caller)}`);
         if (entity.Text === '') throw new ServiceError('InvalidResourceEntity', 'A note needs text');
         return { ...entity, Author: caller.principal.name };
       },
-      afterInsert: (entities, caller) => { log.push(`afterInsert ${who(caller)} ${entities.map((e) => e.Author).join()}`); },
-      beforeUpdate: (entity, existing, caller) => { log.push(`beforeUpdate ${who(caller)} ${existing.Text}->${entity.Text}`); return { ...entity, EditedBy: caller.principal.name }; },
-      afterUpdate: (entities, caller) => { log.push(`afterUpdate ${who(caller)} ${entities.map((e) => e.EditedBy).join()}`); },
+      afterInsert: (entities, caller) => {
+        log.push(`afterInsert ${who(caller)} ${entities.map((e) => e.Author).join()}`);
+      },
+      beforeUpdate: (entity, existing, caller) => {
+        log.push(`beforeUpdate ${who(caller)} ${existing.Text}->${entity.Text}`);
+        return { ...entity, EditedBy: caller.principal.name };
+      },
+      afterUpdate: (entities, caller) => {
+        log.push(`afterUpdate ${who(caller)} ${entities.map((e) => e.EditedBy).join()}`);
+      },
       beforeDelete: (entities, caller) => {
         log.push(`beforeDelete ${who(caller)} ${entities.length}`);
         if (entities.some((e) => e.Author !== caller.principal.name)) throw new ServiceError('Forbidden', 'Only the author deletes a note');
       },
-      afterDelete: (entities, caller) => { log.push(`afterDelete ${who(caller)} ${entities.map((e) => e.Id).join()}`); },
+      afterDelete: (entities, caller) => {
+        log.push(`afterDelete ${who(caller)} ${entities.map((e) => e.Id).join()}`);
+      },
     },
   });
   return { service, storage };
@@ -35,7 +51,10 @@ function notes(log: string[]): { service: Service; storage: MemoryStorage } {
 
 async function as(service: Service, user: string, method: string, uri: string, body?: unknown) {
   const payload = body === undefined ? null : JSON.stringify(body);
-  const res = await service.handle({ method, uri, headers: { ...RAW, 'content-type': 'application/json' }, body: payload }, { context: { user } });
+  const res = await service.handle(
+    { method, uri, headers: { ...RAW, 'content-type': 'application/json' }, body: payload },
+    { context: { user } },
+  );
   return res;
 }
 
@@ -58,19 +77,33 @@ test('write hooks see the caller, may replace the entity, and refuse by throwing
   expect((await as(service, 'bob', 'DELETE', '/Note/Id=2')).status).toBe(200);
   expect(storage.all()).toEqual([{ Id: 1, Text: 'edited', Author: 'ann', EditedBy: 'bob' }]);
   expect(log).toEqual([
-    'beforeInsert bob/bob', 'afterInsert bob/bob bob',
     'beforeInsert bob/bob',
-    'beforeUpdate bob/bob first->edited', 'afterUpdate bob/bob bob',
+    'afterInsert bob/bob bob',
+    'beforeInsert bob/bob',
+    'beforeUpdate bob/bob first->edited',
+    'afterUpdate bob/bob bob',
     'beforeDelete bob/bob 1',
-    'beforeDelete bob/bob 1', 'afterDelete bob/bob 2',
+    'beforeDelete bob/bob 1',
+    'afterDelete bob/bob 2',
   ]);
 });
 
 describe('onError', () => {
   test('receives an unexpected error with its cause and the caller; a client mistake does not reach it', async () => {
     const seen: Array<[ServiceError, ErrorInfo]> = [];
-    const service = createService({ onError: (error, info) => { seen.push([error, info]); } });
-    service.addResource({ name: 'Flaky', hooks: { beforeRead: () => { throw new RangeError('db pool exhausted'); } } });
+    const service = createService({
+      onError: (error, info) => {
+        seen.push([error, info]);
+      },
+    });
+    service.addResource({
+      name: 'Flaky',
+      hooks: {
+        beforeRead: () => {
+          throw new RangeError('db pool exhausted');
+        },
+      },
+    });
     const res = await service.handle({ method: 'GET', uri: '/Flaky', headers: RAW }, { context: { requestId: 'r-1' } });
     expect(res.status).toBe(500);
     expect(res.headers.errorinfo).toMatch(/Service\.Admin\.Error/);
@@ -84,8 +117,19 @@ describe('onError', () => {
   });
 
   test('a throwing onError does not change the answer', async () => {
-    const service = createService({ onError: () => { throw new Error('logger down'); } });
-    service.addResource({ name: 'Flaky', hooks: { beforeRead: () => { throw new Error('boom'); } } });
+    const service = createService({
+      onError: () => {
+        throw new Error('logger down');
+      },
+    });
+    service.addResource({
+      name: 'Flaky',
+      hooks: {
+        beforeRead: () => {
+          throw new Error('boom');
+        },
+      },
+    });
     expect((await call(service, 'GET', '/Flaky')).status).toBe(500);
   });
 });

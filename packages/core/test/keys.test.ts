@@ -8,8 +8,22 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 let service: Service;
 beforeEach(() => {
   service = createService();
-  service.addResource({ name: 'Person', key: 'Id', storage: new MemoryStorage([{ Id: 1, Name: 'Ada' }, { Id: 7, Name: 'Alan' }]) });
-  service.addResource({ name: 'Order', key: ['Shop', 'No'], storage: new MemoryStorage([{ Shop: 'A', No: 3, Total: 10 }, { Shop: 'B', No: 3, Total: 20 }]) });
+  service.addResource({
+    name: 'Person',
+    key: 'Id',
+    storage: new MemoryStorage([
+      { Id: 1, Name: 'Ada' },
+      { Id: 7, Name: 'Alan' },
+    ]),
+  });
+  service.addResource({
+    name: 'Order',
+    key: ['Shop', 'No'],
+    storage: new MemoryStorage([
+      { Shop: 'A', No: 3, Total: 10 },
+      { Shop: 'B', No: 3, Total: 20 },
+    ]),
+  });
   service.addResource({ name: 'Note', storage: new MemoryStorage([{ id: 1, text: 'x' }]) });
 });
 
@@ -21,7 +35,9 @@ describe('a bare value in the conditions position addresses the key', () => {
 
   test('it works with meta-conditions and with PATCH and DELETE', async () => {
     expect((await call(service, 'GET', '/Person/7/select=Name', { headers: RAW })).json).toEqual([{ Name: 'Alan' }]);
-    expect((await call(service, 'PATCH', '/Person/7', { body: { Name: 'Alan T.' }, headers: RAW })).json).toEqual([{ Id: 7, Name: 'Alan T.' }]);
+    expect((await call(service, 'PATCH', '/Person/7', { body: { Name: 'Alan T.' }, headers: RAW })).json).toEqual([
+      { Id: 7, Name: 'Alan T.' },
+    ]);
     expect((await call(service, 'DELETE', '/Person/1')).json).toMatchObject({ DeletedCount: 1 });
     expect((await call(service, 'GET', '/Person', { headers: RAW })).json).toEqual([{ Id: 7, Name: 'Alan T.' }]);
   });
@@ -45,7 +61,10 @@ describe('POST fills a missing key', () => {
   test('integer keys: the next value after the largest, in body order', async () => {
     const r = await call(service, 'POST', '/Person', { body: [{ Name: 'Grace' }, { Name: 'Edsger' }], headers: RAW });
     expect(r.status).toBe(201);
-    expect(r.json).toEqual([{ Name: 'Grace', Id: 8 }, { Name: 'Edsger', Id: 9 }]);
+    expect(r.json).toEqual([
+      { Name: 'Grace', Id: 8 },
+      { Name: 'Edsger', Id: 9 },
+    ]);
   });
 
   test('an empty schemaless resource starts at 1', async () => {
@@ -55,7 +74,11 @@ describe('POST fills a missing key', () => {
   });
 
   test('string keys get a UUID', async () => {
-    service.addResource({ name: 'Tag', key: 'id', schema: { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' } } } });
+    service.addResource({
+      name: 'Tag',
+      key: 'id',
+      schema: { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' } } },
+    });
     const r = await call(service, 'POST', '/Tag', { body: { name: 'x' }, headers: RAW });
     expect(r.json[0].id).toMatch(UUID);
   });
@@ -66,7 +89,9 @@ describe('POST fills a missing key', () => {
   });
 
   test('concurrent POSTs never take the same number', async () => {
-    const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => call(service, 'POST', '/Person', { body: { Name: `P${i}` }, headers: RAW })));
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => call(service, 'POST', '/Person', { body: { Name: `P${i}` }, headers: RAW })),
+    );
     const ids = answers.map((a) => a.json[0].Id);
     expect(new Set(ids).size).toBe(10);
   });
@@ -80,14 +105,24 @@ describe('POST fills a missing key', () => {
 
 describe('keys are unique', () => {
   test('POST of a taken key is 409 Conflict and writes nothing', async () => {
-    const r = await call(service, 'POST', '/Person', { body: [{ Id: 9, Name: 'new' }, { Id: 7, Name: 'again' }] });
+    const r = await call(service, 'POST', '/Person', {
+      body: [
+        { Id: 9, Name: 'new' },
+        { Id: 7, Name: 'again' },
+      ],
+    });
     expect(r.status).toBe(409);
     expect(r.json.Message).toMatch(/already has an entity with the key Id=7/);
     expect((await call(service, 'REPORT', '/Person', { headers: RAW })).json).toBe(2);
   });
 
   test('two entities of one body with the same key are 409', async () => {
-    const r = await call(service, 'POST', '/Order', { body: [{ Shop: 'C', No: 1 }, { Shop: 'C', No: 1 }] });
+    const r = await call(service, 'POST', '/Order', {
+      body: [
+        { Shop: 'C', No: 1 },
+        { Shop: 'C', No: 1 },
+      ],
+    });
     expect(r.status).toBe(409);
   });
 

@@ -39,7 +39,10 @@ function crewNames(): string[] {
 /** A storage that remembers the conditions of every select, to observe their order. */
 function recording(inner: MemoryStorage, seen: string[][]): Storage {
   return {
-    select: (q: SelectQuery) => { seen.push(q.conditions.map((c) => c.text)); return inner.select(q); },
+    select: (q: SelectQuery) => {
+      seen.push(q.conditions.map((c) => c.text));
+      return inner.select(q);
+    },
     write: (batch) => inner.write(batch),
   };
 }
@@ -55,7 +58,10 @@ beforeEach(() => {
   service.addResource({
     name: 'Fleet.Crew',
     storage: recording(crew, selects),
-    views: [{ name: 'Adults', conditions: 'Age>=18' }, { name: 'Young', conditions: 'Age<18' }],
+    views: [
+      { name: 'Adults', conditions: 'Age>=18' },
+      { name: 'Young', conditions: 'Age<18' },
+    ],
   });
 });
 
@@ -63,7 +69,9 @@ describe('Service.Admin.Macro holds macros: create, read, update, delete', () =>
   test('POST stores a macro with every property, defaults filled in: 201', async () => {
     const r = await call('POST', '/Service.Admin.Macro', { body: { Name: 'adults', Uri: '/Fleet.Crew-Adults' } });
     expect(r.status).toBe(201);
-    expect(r.json.Data).toEqual([{ Name: 'adults', Uri: '/Fleet.Crew-Adults', Body: null, Headers: null, OverwriteBody: false, OverwriteHeaders: false }]);
+    expect(r.json.Data).toEqual([
+      { Name: 'adults', Uri: '/Fleet.Crew-Adults', Body: null, Headers: null, OverwriteBody: false, OverwriteHeaders: false },
+    ]);
   });
 
   test('GET lists macros and filters them like any resource', async () => {
@@ -125,11 +133,27 @@ describe('a macro is checked when it is saved: 400 InvalidResourceEntity naming 
     ['a Uri with bad percent-encoding', { Name: 'bad', Uri: '/Fleet.Crew/Name=%E0%A4%A' }, 'Uri'],
     ['a Uri that calls the macro itself', { Name: 'me', Uri: '/$ME/Age>3' }, 'Uri'],
     ['an Authorization header', { Name: 'sneaky', Uri: '/Fleet.Crew', Headers: { Authorization: 'apikey borrowed' } }, 'Headers'],
-    ['an authorization header in lower case', { Name: 'sneaky', Uri: '/Fleet.Crew', Headers: { authorization: 'apikey borrowed' } }, 'Headers'],
-    ['an Authorization header with a trailing space', { Name: 'sneaky', Uri: '/Fleet.Crew', Headers: { 'authorization ': 'apikey borrowed' } }, 'Headers'],
-    ['an Authorization header with a leading space', { Name: 'sneaky', Uri: '/Fleet.Crew', Headers: { ' Authorization': 'apikey borrowed' } }, 'Headers'],
+    [
+      'an authorization header in lower case',
+      { Name: 'sneaky', Uri: '/Fleet.Crew', Headers: { authorization: 'apikey borrowed' } },
+      'Headers',
+    ],
+    [
+      'an Authorization header with a trailing space',
+      { Name: 'sneaky', Uri: '/Fleet.Crew', Headers: { 'authorization ': 'apikey borrowed' } },
+      'Headers',
+    ],
+    [
+      'an Authorization header with a leading space',
+      { Name: 'sneaky', Uri: '/Fleet.Crew', Headers: { ' Authorization': 'apikey borrowed' } },
+      'Headers',
+    ],
     ['a Cookie header', { Name: 'sneaky', Uri: '/Fleet.Crew', Headers: { Cookie: 'session=borrowed' } }, 'Headers'],
-    ['a Proxy-Authorization header', { Name: 'sneaky', Uri: '/Fleet.Crew', Headers: { 'Proxy-Authorization': 'Basic Ym9ycm93ZWQ=' } }, 'Headers'],
+    [
+      'a Proxy-Authorization header',
+      { Name: 'sneaky', Uri: '/Fleet.Crew', Headers: { 'Proxy-Authorization': 'Basic Ym9ycm93ZWQ=' } },
+      'Headers',
+    ],
     ['an X-Api-Key header', { Name: 'sneaky', Uri: '/Fleet.Crew', Headers: { 'X-Api-Key': 'borrowed' } }, 'Headers'],
     ['a header name that is not a token', { Name: 'h', Uri: '/Fleet.Crew', Headers: { 'X Tag': 'a' } }, 'Headers'],
     ['one header twice, in two cases', { Name: 'h', Uri: '/Fleet.Crew', Headers: { Accept: 'json', 'accept ': 'excel' } }, 'Headers'],
@@ -146,7 +170,12 @@ describe('a macro is checked when it is saved: 400 InvalidResourceEntity naming 
   });
 
   test('two macros with the same name in one POST: refused, neither stored', async () => {
-    const r = await call('POST', '/Service.Admin.Macro', { body: [{ Name: 'twin', Uri: '/Fleet.Crew' }, { Name: 'TWIN', Uri: '/Fleet.Crew' }] });
+    const r = await call('POST', '/Service.Admin.Macro', {
+      body: [
+        { Name: 'twin', Uri: '/Fleet.Crew' },
+        { Name: 'TWIN', Uri: '/Fleet.Crew' },
+      ],
+    });
     expect(r.status).toBe(400);
     expect(r.json.ErrorCode).toBe('InvalidResourceEntity');
     expect(Object.keys(r.json.Data)).toEqual(['Name']);
@@ -170,7 +199,12 @@ describe('a macro is checked when it is saved: 400 InvalidResourceEntity naming 
   });
 
   test('a valid macro in the same array as a bad one is not stored either', async () => {
-    const r = await call('POST', '/Service.Admin.Macro', { body: [{ Name: 'fine', Uri: '/Fleet.Crew' }, { Name: 'bad', Uri: '/$bad' }] });
+    const r = await call('POST', '/Service.Admin.Macro', {
+      body: [
+        { Name: 'fine', Uri: '/Fleet.Crew' },
+        { Name: 'bad', Uri: '/$bad' },
+      ],
+    });
     expect(r.status).toBe(400);
     expect(await macroCount()).toBe(1);
   });
@@ -339,7 +373,12 @@ describe('rule 7: macro headers fill in, and replace the caller ones only with O
   );
 
   test('OverwriteHeaders: the macro header replaces the caller one', async () => {
-    await saveMacro({ Name: 'bare', Uri: '/Fleet.Crew/Name=Hicks', Headers: { ACCEPT: 'application/json;raw=true' }, OverwriteHeaders: true });
+    await saveMacro({
+      Name: 'bare',
+      Uri: '/Fleet.Crew/Name=Hicks',
+      Headers: { ACCEPT: 'application/json;raw=true' },
+      OverwriteHeaders: true,
+    });
     const r = await call('GET', '/$bare', { headers: { Accept: 'application/json' } });
     expect(r.json).toEqual([CREW[3]]);
   });
@@ -407,7 +446,12 @@ describe('PATCH and DELETE of many through a macro still need unsafe=true', () =
 
   test('with unsafe=true from the caller', async () => {
     expect((await call('PATCH', '/$nostromo/_/unsafe=true', { body: { Role: 'Crew' } })).json.UpdatedCount).toBe(2);
-    expect(crew.all().filter((e) => e.Role === 'Crew').map((e) => e.Name)).toEqual(['Ripley', 'Dallas']);
+    expect(
+      crew
+        .all()
+        .filter((e) => e.Role === 'Crew')
+        .map((e) => e.Name),
+    ).toEqual(['Ripley', 'Dallas']);
     expect((await call('DELETE', '/$nostromo/Role=Crew/unsafe=true')).json.DeletedCount).toBe(2);
     expect(crewNames()).toEqual(['Bishop', 'Hicks', 'Newt']);
   });
@@ -456,7 +500,11 @@ describe('macros on a storage that hands out fresh objects on every select (like
         const r = await inner.select(q);
         return { ...r, entities: [...(r.entities as Iterable<Record<string, unknown>>)].map((e) => ({ ...e })) };
       },
-      write: (batch) => inner.write({ ...batch, update: batch.update?.map((u) => ({ target: inner.all().find((e) => e.Name === u.target.Name)!, value: u.value })) }),
+      write: (batch) =>
+        inner.write({
+          ...batch,
+          update: batch.update?.map((u) => ({ target: inner.all().find((e) => e.Name === u.target.Name)!, value: u.value })),
+        }),
     };
     const db = createService({ adminStorage: (name) => (name === 'Service.Admin.Macro' ? fresh : undefined) });
     db.addResource({ name: 'Fleet.Crew', storage: new MemoryStorage(CREW.map((c) => ({ ...c }))) });

@@ -110,11 +110,19 @@ describe('POST inserts one entity or an array', () => {
   });
 
   test('an array: every entity inserted, appended in order', async () => {
-    const r = await call(service, 'POST', '/Lab.Person', { body: [{ Id: 5, Name: 'Hedy', Age: 30 }, { Id: 6, Name: 'Alan', Age: 41 }] });
+    const r = await call(service, 'POST', '/Lab.Person', {
+      body: [
+        { Id: 5, Name: 'Hedy', Age: 30 },
+        { Id: 6, Name: 'Alan', Age: 41 },
+      ],
+    });
     expect(r.status).toBe(201);
     expect(r.json.InsertedCount).toBe(2);
     expect(r.json.Data.map((p: { Name: string }) => p.Name)).toEqual(['Hedy', 'Alan']);
-    expect(stored().slice(4)).toEqual([{ Id: 5, Name: 'Hedy', Age: 30 }, { Id: 6, Name: 'Alan', Age: 41 }]);
+    expect(stored().slice(4)).toEqual([
+      { Id: 5, Name: 'Hedy', Age: 30 },
+      { Id: 6, Name: 'Alan', Age: 41 },
+    ]);
   });
 
   test('an empty array inserts nothing: 200 with InsertedCount 0', async () => {
@@ -174,7 +182,12 @@ describe('PUT inserts when nothing matches and updates exactly one match', () =>
   });
 
   test('PUT takes one entity, not an array of two', async () => {
-    const r = await call(service, 'PUT', '/Lab.Person/Id=10', { body: [{ Name: 'A', Age: 1 }, { Name: 'B', Age: 2 }] });
+    const r = await call(service, 'PUT', '/Lab.Person/Id=10', {
+      body: [
+        { Name: 'A', Age: 1 },
+        { Name: 'B', Age: 2 },
+      ],
+    });
     expect(r.status).toBe(400);
     expect(r.json.ErrorCode).toBe('InvalidResourceEntity');
     expect(stored()).toEqual(PEOPLE);
@@ -185,7 +198,12 @@ describe('PATCH updates the matched entities with the body', () => {
   test('one match: 200 with UpdatedCount 1 and the updated entity', async () => {
     const r = await call(service, 'PATCH', '/Lab.Person/Id=2', { body: { City: 'Espoo' } });
     expect(r.status).toBe(200);
-    expect(r.json).toMatchObject({ Status: 'success', Data: [{ Id: 2, Name: 'Linus', Age: 12, City: 'Espoo' }], DataCount: 1, UpdatedCount: 1 });
+    expect(r.json).toMatchObject({
+      Status: 'success',
+      Data: [{ Id: 2, Name: 'Linus', Age: 12, City: 'Espoo' }],
+      DataCount: 1,
+      UpdatedCount: 1,
+    });
     expect(stored()[1]).toEqual({ Id: 2, Name: 'Linus', Age: 12, City: 'Espoo' });
   });
 
@@ -225,7 +243,11 @@ describe('PATCH and DELETE of more than one entity need unsafe=true', () => {
     const r = await call(service, 'PATCH', '/Lab.Person/City=London/unsafe=true', { body: { City: 'Leeds' } });
     expect(r.status).toBe(200);
     expect(r.json.UpdatedCount).toBe(2);
-    expect(stored().filter((p: any) => p.City === 'Leeds').map((p: any) => p.Id)).toEqual([1, 4]);
+    expect(
+      stored()
+        .filter((p: any) => p.City === 'Leeds')
+        .map((p: any) => p.Id),
+    ).toEqual([1, 4]);
   });
 
   test('DELETE of many with unsafe=true deletes them all', async () => {
@@ -268,19 +290,30 @@ describe('DELETE answers with the counts and no data', () => {
 describe('POST with safepost inserts or updates each entity in one request', () => {
   test('a match is updated, no match is inserted; 200 with both counts', async () => {
     const r = await call(service, 'POST', '/Lab.Person/_/safepost=Id', {
-      body: [{ Id: 1, Name: 'Ada', Age: 37 }, { Id: 7, Name: 'Hedy', Age: 30 }],
+      body: [
+        { Id: 1, Name: 'Ada', Age: 37 },
+        { Id: 7, Name: 'Hedy', Age: 30 },
+      ],
     });
     expect(r.status).toBe(200);
     expect(Object.keys(r.json)).toEqual(['Status', 'Data', 'DataCount', 'InsertedCount', 'UpdatedCount', 'TimeElapsedMs']);
     expect(r.json).toMatchObject({ InsertedCount: 1, UpdatedCount: 1, DataCount: 2 });
-    expect(r.json.Data).toEqual(expect.arrayContaining([{ Id: 1, Name: 'Ada', Age: 37, City: 'London' }, { Id: 7, Name: 'Hedy', Age: 30 }]));
+    expect(r.json.Data).toEqual(
+      expect.arrayContaining([
+        { Id: 1, Name: 'Ada', Age: 37, City: 'London' },
+        { Id: 7, Name: 'Hedy', Age: 30 },
+      ]),
+    );
     expect(stored()[0]).toEqual({ Id: 1, Name: 'Ada', Age: 37, City: 'London' });
     expect(stored()[4]).toEqual({ Id: 7, Name: 'Hedy', Age: 30 });
   });
 
   test('matching on several properties', async () => {
     const r = await call(service, 'POST', '/Lab.Person/_/safepost=Name,City', {
-      body: [{ Name: 'Tim', City: 'London', Age: 10 }, { Name: 'Tim', City: 'Paris', Age: 70 }],
+      body: [
+        { Name: 'Tim', City: 'London', Age: 10 },
+        { Name: 'Tim', City: 'Paris', Age: 70 },
+      ],
     });
     expect(r.json).toMatchObject({ InsertedCount: 1, UpdatedCount: 1 });
     expect(stored()[3]).toEqual({ Id: 4, Name: 'Tim', Age: 10, City: 'London' });
@@ -294,7 +327,12 @@ describe('POST with safepost inserts or updates each entity in one request', () 
   });
 
   test('an entity matching two stored ones is ambiguous and nothing is written', async () => {
-    const r = await call(service, 'POST', '/Lab.Person/_/safepost=City', { body: [{ Name: 'New', Age: 1, City: 'Paris' }, { Name: 'X', Age: 2, City: 'London' }] });
+    const r = await call(service, 'POST', '/Lab.Person/_/safepost=City', {
+      body: [
+        { Name: 'New', Age: 1, City: 'Paris' },
+        { Name: 'X', Age: 2, City: 'London' },
+      ],
+    });
     expect(r.status).toBe(400);
     expect(r.json.ErrorCode).toBe('AmbiguousMatch');
     expect(stored()).toEqual(PEOPLE);
@@ -302,10 +340,18 @@ describe('POST with safepost inserts or updates each entity in one request', () 
 
   test('entities are applied in order: a key inserted earlier in the request is updated by a later one', async () => {
     const r = await call(service, 'POST', '/Lab.Person/_/safepost=Id', {
-      body: [{ Id: 9, Name: 'Edith', Age: 50 }, { Id: 9, Name: 'Edith', Age: 51 }, { Id: 1, Name: 'Ada', Age: 40 }, { Id: 1, Name: 'Ada', Age: 41 }],
+      body: [
+        { Id: 9, Name: 'Edith', Age: 50 },
+        { Id: 9, Name: 'Edith', Age: 51 },
+        { Id: 1, Name: 'Ada', Age: 40 },
+        { Id: 1, Name: 'Ada', Age: 41 },
+      ],
     });
     expect(r.json).toMatchObject({ InsertedCount: 1, UpdatedCount: 1, DataCount: 2 });
-    expect(r.json.Data).toEqual([{ Id: 9, Name: 'Edith', Age: 51 }, { Id: 1, Name: 'Ada', Age: 41, City: 'London' }]);
+    expect(r.json.Data).toEqual([
+      { Id: 9, Name: 'Edith', Age: 51 },
+      { Id: 1, Name: 'Ada', Age: 41, City: 'London' },
+    ]);
     expect(stored().filter((p: any) => p.Id === 9)).toEqual([{ Id: 9, Name: 'Edith', Age: 51 }]);
     expect(stored()[0]).toEqual({ Id: 1, Name: 'Ada', Age: 41, City: 'London' });
   });
@@ -327,7 +373,14 @@ describe('concurrent writes to the same entity both land', () => {
       select: async (q: any) => {
         const result = await inner.select(q);
         if (gate) {
-          await new Promise<void>((resolve) => { waiting.push(resolve); if (waiting.length === 2) { gate = false; waiting.forEach((w) => w()); waiting = []; } });
+          await new Promise<void>((resolve) => {
+            waiting.push(resolve);
+            if (waiting.length === 2) {
+              gate = false;
+              waiting.forEach((w) => w());
+              waiting = [];
+            }
+          });
         }
         return result;
       },
@@ -363,7 +416,9 @@ describe('upserts do not race: concurrent PUTs and safeposts of one key insert o
   });
 
   test('two safeposts of a new key at once store it once', async () => {
-    const results = await Promise.all([1, 2, 3].map((n) => call(service, 'POST', '/Lab.Person/_/safepost=Id', { body: { Id: 9, Name: 'Hedy', Age: 30 + n } })));
+    const results = await Promise.all(
+      [1, 2, 3].map((n) => call(service, 'POST', '/Lab.Person/_/safepost=Id', { body: { Id: 9, Name: 'Hedy', Age: 30 + n } })),
+    );
     expect(results.map((r) => r.status)).toEqual([200, 200, 200]);
     expect(stored().filter((p: any) => p.Id === 9)).toHaveLength(1);
   });
@@ -371,7 +426,12 @@ describe('upserts do not race: concurrent PUTs and safeposts of one key insert o
 
 describe('safepost needs the key properties in every entity', () => {
   test('an entity without a key property is refused and nothing is written', async () => {
-    const r = await call(service, 'POST', '/Lab.Person/_/safepost=Id', { body: [{ Id: 8, Name: 'Joan', Age: 60 }, { Name: 'Bob', Age: 2 }] });
+    const r = await call(service, 'POST', '/Lab.Person/_/safepost=Id', {
+      body: [
+        { Id: 8, Name: 'Joan', Age: 60 },
+        { Name: 'Bob', Age: 2 },
+      ],
+    });
     expect(r.status).toBe(400);
     expect(r.json).toMatchObject({ ErrorCode: 'InvalidResourceEntity', Data: { Id: expect.any(String) } });
     expect(stored()).toEqual(PEOPLE);

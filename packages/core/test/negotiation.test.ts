@@ -114,7 +114,10 @@ describe('Accept: application/json;raw=true gives the bare value', () => {
   });
 
   test('without raw the envelope is written', async () => {
-    expect((await call(service, 'GET', '/Book/_/limit=1', { headers: { accept: 'json' } })).json).toMatchObject({ Status: 'success', DataCount: 1 });
+    expect((await call(service, 'GET', '/Book/_/limit=1', { headers: { accept: 'json' } })).json).toMatchObject({
+      Status: 'success',
+      DataCount: 1,
+    });
   });
 });
 
@@ -136,15 +139,22 @@ describe('an Accept nothing matches is 406 NotAcceptable', () => {
 });
 
 describe('Content-Type selects the reader by binding', () => {
-  test.each(['application/json', 'application/service-json', 'json', 'text/plain', 'APPLICATION/JSON; charset=utf-8', 'json; charset="UTF-8"'])(
-    'Content-Type: %s reads JSON',
-    async (contentType) => {
-      const service = library();
-      const r = await call(service, 'POST', '/Book', { headers: { 'content-type': contentType, accept: 'json;raw=true' }, body: '{"Isbn":"0131103628"}' });
-      expect(r.status).toBe(201);
-      expect(r.json).toEqual([{ Isbn: '0131103628' }]);
-    },
-  );
+  test.each([
+    'application/json',
+    'application/service-json',
+    'json',
+    'text/plain',
+    'APPLICATION/JSON; charset=utf-8',
+    'json; charset="UTF-8"',
+  ])('Content-Type: %s reads JSON', async (contentType) => {
+    const service = library();
+    const r = await call(service, 'POST', '/Book', {
+      headers: { 'content-type': contentType, accept: 'json;raw=true' },
+      body: '{"Isbn":"0131103628"}',
+    });
+    expect(r.status).toBe(201);
+    expect(r.json).toEqual([{ Isbn: '0131103628' }]);
+  });
 
   test('no Content-Type reads JSON', async () => {
     const r = await library().handle({ method: 'POST', uri: '/Book', body: '{"Isbn":"0131103628"}' });
@@ -153,17 +163,23 @@ describe('Content-Type selects the reader by binding', () => {
 });
 
 describe('an unknown or unreadable Content-Type is 415 UnsupportedContent', () => {
-  test.each(['application/x-unknown', 'application/jsonlines', 'application/x-ndjson', 'jl', '*/*', 'application/*', 'application/json, text/plain', 'not a type'])(
-    'Content-Type: %s',
-    async (contentType) => {
-      const service = library();
-      const r = await call(service, 'POST', '/Book', { headers: { 'content-type': contentType }, body: '{"Isbn":"0131103628"}\n' });
-      expect(r.status).toBe(415);
-      expect(r.json).toMatchObject({ Status: 'fail', ErrorCode: 'UnsupportedContent' });
-      expect(r.json.Message).toContain(EXCEL);
-      expect((await call(service, 'REPORT', '/Book', { headers: { accept: 'json;raw=true' } })).json).toBe(2);
-    },
-  );
+  test.each([
+    'application/x-unknown',
+    'application/jsonlines',
+    'application/x-ndjson',
+    'jl',
+    '*/*',
+    'application/*',
+    'application/json, text/plain',
+    'not a type',
+  ])('Content-Type: %s', async (contentType) => {
+    const service = library();
+    const r = await call(service, 'POST', '/Book', { headers: { 'content-type': contentType }, body: '{"Isbn":"0131103628"}\n' });
+    expect(r.status).toBe(415);
+    expect(r.json).toMatchObject({ Status: 'fail', ErrorCode: 'UnsupportedContent' });
+    expect(r.json.Message).toContain(EXCEL);
+    expect((await call(service, 'REPORT', '/Book', { headers: { accept: 'json;raw=true' } })).json).toBe(2);
+  });
 });
 
 describe('Accept values are parsed as RFC 9110 lists', () => {

@@ -65,7 +65,12 @@ describe('the default limit is 64 levels', () => {
 describe('every input that becomes entities is checked', () => {
   test('a JSON cell of an Excel workbook', async () => {
     const cell = JSON.stringify(nested(70));
-    const res = await service.handle({ method: 'POST', uri: '/Doc', headers: { 'content-type': 'excel' }, body: await workbookOf({ S: [['Tree'], [cell]] }) });
+    const res = await service.handle({
+      method: 'POST',
+      uri: '/Doc',
+      headers: { 'content-type': 'excel' },
+      body: await workbookOf({ S: [['Tree'], [cell]] }),
+    });
     expect(res.status).toBe(400);
     expect(JSON.parse(String(res.body)).Message).toMatch(/deeper than 64 levels/);
   });

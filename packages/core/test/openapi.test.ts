@@ -18,7 +18,10 @@ function makeService(apiKeys = false): Service {
     views: [{ name: 'Adults', description: 'Age 18 and over', conditions: 'Age>=18' }],
   });
   service.addResource({ name: 'Shop.Product', methods: ['GET', 'HEAD', 'REPORT'] });
-  service.defineEvent('Backup.Done', { description: 'A backup finished', schema: { type: 'object', properties: { Bytes: { type: 'integer' } } } });
+  service.defineEvent('Backup.Done', {
+    description: 'A backup finished',
+    schema: { type: 'object', properties: { Bytes: { type: 'integer' } } },
+  });
   return service;
 }
 
@@ -31,7 +34,11 @@ describe('OpenAPI document', () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'openapi-'));
     await writeFile(join(dir, 'doc.json'), JSON.stringify(doc));
-    const { stdout } = await promisify(execFile)(process.execPath, [join(__dirname, 'openapi-tools.mjs'), join(dir, 'doc.json'), join(dir, 'api.ts')]);
+    const { stdout } = await promisify(execFile)(process.execPath, [
+      join(__dirname, 'openapi-tools.mjs'),
+      join(dir, 'doc.json'),
+      join(dir, 'api.ts'),
+    ]);
     tools = JSON.parse(stdout);
   });
   afterAll(() => rm(dir, { recursive: true, force: true }));
@@ -44,18 +51,38 @@ describe('OpenAPI document', () => {
 
   test('the validator does reject a broken document', async () => {
     await writeFile(join(dir, 'broken.json'), JSON.stringify({ ...doc, paths: { '/x': { get: { responses: 'none' } } } }));
-    const { stdout } = await promisify(execFile)(process.execPath, [join(__dirname, 'openapi-tools.mjs'), join(dir, 'broken.json'), join(dir, 'broken.ts')]).catch((e) => e);
+    const { stdout } = await promisify(execFile)(process.execPath, [
+      join(__dirname, 'openapi-tools.mjs'),
+      join(dir, 'broken.json'),
+      join(dir, 'broken.ts'),
+    ]).catch((e) => e);
     expect(JSON.parse(stdout).valid).toBe(false);
   });
 
   test('describes each resource: schema, methods, views and the URI language', () => {
-    expect(doc.components.schemas.Person).toMatchObject({ type: 'object', properties: { Name: { type: 'string' } }, required: ['Name', 'Age'] });
+    expect(doc.components.schemas.Person).toMatchObject({
+      type: 'object',
+      properties: { Name: { type: 'string' } },
+      required: ['Name', 'Age'],
+    });
     expect(doc.components.schemas['Shop.Product']).toMatchObject({ type: 'object', additionalProperties: true });
-    expect(Object.keys(doc.paths['/Person']).filter((k) => !['summary', 'x-report'].includes(k)).sort()).toEqual(['delete', 'get', 'head', 'patch', 'post', 'put']);
-    expect(Object.keys(doc.paths['/Shop.Product']).filter((k) => k !== 'summary' && k !== 'x-report').sort()).toEqual(['get', 'head']);
+    expect(
+      Object.keys(doc.paths['/Person'])
+        .filter((k) => !['summary', 'x-report'].includes(k))
+        .sort(),
+    ).toEqual(['delete', 'get', 'head', 'patch', 'post', 'put']);
+    expect(
+      Object.keys(doc.paths['/Shop.Product'])
+        .filter((k) => k !== 'summary' && k !== 'x-report')
+        .sort(),
+    ).toEqual(['get', 'head']);
     expect(doc.paths['/Person-Adults/{conditions}/{metaConditions}'].description).toBe('View Adults: Age 18 and over');
-    expect(doc.paths['/Person/{conditions}/{metaConditions}'].get.responses[200].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Person.Result' });
-    expect(doc.paths['/Person'].post.requestBody.content['application/json'].schema.oneOf[0]).toEqual({ $ref: '#/components/schemas/Person' });
+    expect(doc.paths['/Person/{conditions}/{metaConditions}'].get.responses[200].content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/Person.Result',
+    });
+    expect(doc.paths['/Person'].post.requestBody.content['application/json'].schema.oneOf[0]).toEqual({
+      $ref: '#/components/schemas/Person',
+    });
     const meta = doc.components.parameters.metaConditions.description as string;
     for (const key of META_KEYS) expect(meta).toContain(`\`${key}\``);
     expect(doc.info.description).toContain('/Person/Age>30&Email!=null');
@@ -64,14 +91,21 @@ describe('OpenAPI document', () => {
 
   test('content types, the error body and its ErrorInfo header', () => {
     const content = doc.paths['/Person'].get.responses[200].content;
-    expect(Object.keys(content)).toEqual(['application/json', 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', 'application/jsonlines']);
+    expect(Object.keys(content)).toEqual([
+      'application/json',
+      'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+      'application/jsonlines',
+    ]);
     expect(doc.components.schemas.ErrorBody.properties.ErrorCode.enum).toEqual(ERROR_CODES);
     expect(doc.components.responses.Error.headers.ErrorInfo).toEqual({ $ref: '#/components/headers/ErrorInfo' });
     expect(doc.paths['/Person'].get.responses.default).toEqual({ $ref: '#/components/responses/Error' });
   });
 
   test('events are webhooks entries with their payload schema', () => {
-    expect(doc.webhooks['Person.Inserted'].post.requestBody.content['application/json'].schema).toEqual({ type: 'array', items: PERSON_SCHEMA });
+    expect(doc.webhooks['Person.Inserted'].post.requestBody.content['application/json'].schema).toEqual({
+      type: 'array',
+      items: PERSON_SCHEMA,
+    });
     expect(doc.webhooks['Backup.Done'].post.summary).toBe('A backup finished');
     expect(doc['x-resources'].find((r: any) => r.name === 'Backup.Done').kind).toBe('EventResource');
   });
@@ -84,11 +118,13 @@ describe('OpenAPI document', () => {
   });
 
   test('openapi-typescript generates types that type-check entities', async () => {
-      await writeFile(join(dir, 'use.ts'), [
+    await writeFile(
+      join(dir, 'use.ts'),
+      [
         "import type { components } from './api';",
         "type Person = components['schemas']['Person'];",
         "export const ok: Person = { Name: 'Ann', Age: 30, City: null };",
-        "// @ts-expect-error Age is an integer",
+        '// @ts-expect-error Age is an integer',
         "export const bad: Person = { Name: 'Ann', Age: 'thirty' };",
         "export const code: components['schemas']['ErrorBody']['ErrorCode'] = 'UnknownResource';",
         // The generated types type @resourcery/client's results.
@@ -97,10 +133,20 @@ describe('OpenAPI document', () => {
         'export const names: Promise<string[]> = people.get().then((rows) => rows.map((p) => p.Name));',
         '// @ts-expect-error Name is a string',
         'export const wrong: Promise<number[]> = people.get().then((rows) => rows.map((p) => p.Name));',
-      ].join('\n'));
-      const program = ts.createProgram([join(dir, 'use.ts')], { strict: true, noEmit: true, skipLibCheck: true, types: [], module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler, target: ts.ScriptTarget.ES2022, lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'] });
-      const problems = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
-      expect(problems).toEqual([]);
+      ].join('\n'),
+    );
+    const program = ts.createProgram([join(dir, 'use.ts')], {
+      strict: true,
+      noEmit: true,
+      skipLibCheck: true,
+      types: [],
+      module: ts.ModuleKind.ESNext,
+      moduleResolution: ts.ModuleResolutionKind.Bundler,
+      target: ts.ScriptTarget.ES2022,
+      lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'],
+    });
+    const problems = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+    expect(problems).toEqual([]);
   });
 });
 
@@ -108,20 +154,28 @@ describe('GET / negotiation', () => {
   const service = makeService();
 
   test('JSON listing by default and for clients that name JSON', async () => {
-    for (const headers of [{} as Record<string, string>, { accept: '*/*' }, { accept: 'application/json' }, { accept: 'application/json, text/html' }]) {
+    for (const headers of [
+      {} as Record<string, string>,
+      { accept: '*/*' },
+      { accept: 'application/json' },
+      { accept: 'application/json, text/html' },
+    ]) {
       const res = await call(service, 'GET', '/', { headers });
       expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
       expect(res.json.Data.map((r: any) => r.Name)).toContain('Person');
     }
   });
 
-  test.each(['application/vnd.oai.openapi+json', 'application/openapi+json', 'application/json;q=0.5, application/vnd.oai.openapi+json'])('%s answers the document', async (accept) => {
-    const res = await call(service, 'GET', '/', { headers: { accept }, basePath: '/api' });
-    expect(res.status).toBe(200);
-    expect(res.headers['content-type']).toMatch(/^application\/(vnd\.oai\.)?openapi\+json; charset=utf-8$/);
-    expect(res.json.openapi).toBe('3.1.0');
-    expect(res.json.servers).toEqual([{ url: '/api' }]);
-  });
+  test.each(['application/vnd.oai.openapi+json', 'application/openapi+json', 'application/json;q=0.5, application/vnd.oai.openapi+json'])(
+    '%s answers the document',
+    async (accept) => {
+      const res = await call(service, 'GET', '/', { headers: { accept }, basePath: '/api' });
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toMatch(/^application\/(vnd\.oai\.)?openapi\+json; charset=utf-8$/);
+      expect(res.json.openapi).toBe('3.1.0');
+      expect(res.json.servers).toEqual([{ url: '/api' }]);
+    },
+  );
 
   test('application/yaml answers the same document as JSON text (valid YAML 1.2)', async () => {
     const res = await call(service, 'GET', '/', { headers: { accept: 'application/yaml' } });

@@ -1,4 +1,12 @@
-import { createService, MemoryStorage, type Entity, type SelectQuery, type SelectResult, type Service, type Storage } from '@resourcery/core';
+import {
+  createService,
+  MemoryStorage,
+  type Entity,
+  type SelectQuery,
+  type SelectResult,
+  type Service,
+  type Storage,
+} from '@resourcery/core';
 import { call, RAW } from './handle-support';
 
 /**
@@ -52,7 +60,10 @@ async function get(service: Service, uri: string): Promise<unknown> {
 
 const PAGE = '/Person/Age>20/order_asc=Age&offset=1&limit=2';
 // Age>20 ordered by Age: Eve 29, Ada 36, Dee 41, Cy 52 -> offset 1, limit 2: Ada, Dee.
-const PAGE_RESULT = [{ Name: 'Ada', Age: 36 }, { Name: 'Dee', Age: 41 }];
+const PAGE_RESULT = [
+  { Name: 'Ada', Age: 36 },
+  { Name: 'Dee', Age: 41 },
+];
 
 describe('a storage that applies order, offset and limit (pagingApplied: true) gets them once', () => {
   test('the service offers the page and does not apply offset or limit again', async () => {
@@ -95,7 +106,10 @@ describe('REPORT counts what the same GET would return', () => {
     ['/Person/Age>20/offset=1', 3],
     ['/Person/_/offset=-2', 2],
   ])('%s counts %i', async (uri, count) => {
-    for (const applies of [{ conditions: true, paging: true }, { conditions: false, paging: false }]) {
+    for (const applies of [
+      { conditions: true, paging: true },
+      { conditions: false, paging: false },
+    ]) {
       expect((await call(serviceOn(new PartialStorage(applies)), 'REPORT', uri, { headers: RAW })).json).toBe(count);
     }
     // MemoryStorage has a fast count(): offset and limit still apply.

@@ -6,14 +6,23 @@ import { call, RAW } from './handle-support';
 
 function blog() {
   const service = createService();
-  service.addResource({ name: 'posts', storage: new MemoryStorage([{ id: 1, author: 'me' }, { id: 2, author: 'you' }]) });
+  service.addResource({
+    name: 'posts',
+    storage: new MemoryStorage([
+      { id: 1, author: 'me' },
+      { id: 2, author: 'you' },
+    ]),
+  });
   return service;
 }
 
 describe('a request with a query string', () => {
   test.each(['GET', 'HEAD', 'POST', 'PATCH', 'DELETE', 'REPORT'])('%s is 400 and runs nothing', async (method) => {
     const service = blog();
-    const r = await call(service, method, '/posts?author=me', { headers: RAW, body: method === 'POST' || method === 'PATCH' ? { id: 3 } : undefined });
+    const r = await call(service, method, '/posts?author=me', {
+      headers: RAW,
+      body: method === 'POST' || method === 'PATCH' ? { id: 3 } : undefined,
+    });
     expect(r.status).toBe(400);
     if (method !== 'HEAD') {
       expect(r.json.ErrorCode).toBe('InvalidUriSyntax');

@@ -77,7 +77,13 @@ describe('bodies are read and checked before anything is written', () => {
   });
 
   test('one bad entity in an array: none of the array is stored', async () => {
-    const r = await call(service, 'POST', '/Lab.Person', { body: [{ Name: 'Good', Age: 20 }, { Name: 'Bad', Age: 'old' }, { Name: 'Good too', Age: 21 }] });
+    const r = await call(service, 'POST', '/Lab.Person', {
+      body: [
+        { Name: 'Good', Age: 20 },
+        { Name: 'Bad', Age: 'old' },
+        { Name: 'Good too', Age: 21 },
+      ],
+    });
     expect(r.status).toBe(400);
     expect(r.json.ErrorCode).toBe('InvalidResourceEntity');
     expect(r.json.Data).toHaveProperty('Age');
@@ -215,18 +221,32 @@ describe('Service.AvailableResource lists the resources', () => {
     const named = await call(service, 'GET', '/Service.AvailableResource', { headers: RAW });
     expect(blank.status).toBe(200);
     expect(blank.json).toEqual(named.json);
-    expect(blank.json.map((r: any) => r.Name)).toEqual(expect.arrayContaining(['Lab.Person', 'Lab.Tool', 'Shop.Tool', 'Service.Admin.Macro', 'Service.Admin.Error', 'Service.AvailableResource']));
+    expect(blank.json.map((r: any) => r.Name)).toEqual(
+      expect.arrayContaining([
+        'Lab.Person',
+        'Lab.Tool',
+        'Shop.Tool',
+        'Service.Admin.Macro',
+        'Service.Admin.Error',
+        'Service.AvailableResource',
+      ]),
+    );
   });
 
   test('each entity has Name, Description, Methods, Kind and Views', async () => {
     const r = await call(service, 'GET', '/Service.AvailableResource/Name=Lab.Person', { headers: RAW });
-    expect(r.json).toEqual([{
-      Name: 'Lab.Person',
-      Description: 'People in the lab',
-      Methods: ['GET', 'POST', 'PATCH', 'PUT', 'DELETE', 'REPORT', 'HEAD'],
-      Kind: 'EntityResource',
-      Views: [{ Name: 'Adults', Description: 'People aged 18 or more, by name' }, { Name: 'Kids', Description: '' }],
-    }]);
+    expect(r.json).toEqual([
+      {
+        Name: 'Lab.Person',
+        Description: 'People in the lab',
+        Methods: ['GET', 'POST', 'PATCH', 'PUT', 'DELETE', 'REPORT', 'HEAD'],
+        Kind: 'EntityResource',
+        Views: [
+          { Name: 'Adults', Description: 'People aged 18 or more, by name' },
+          { Name: 'Kids', Description: '' },
+        ],
+      },
+    ]);
   });
 
   test('conditions filter the listing: Kind=EventResource gives events with no methods', async () => {
@@ -255,7 +275,14 @@ describe('Service.AvailableResource lists the resources', () => {
 describe('toOutput hides properties from output and from conditions alike', () => {
   function withHidden(): Service {
     const s = createService();
-    s.addResource({ name: 'Vault.Account', storage: new MemoryStorage([{ User: 'ann', Pin: '1234' }, { User: 'bob', Pin: '9999' }]), toOutput: ({ Pin, ...rest }) => rest });
+    s.addResource({
+      name: 'Vault.Account',
+      storage: new MemoryStorage([
+        { User: 'ann', Pin: '1234' },
+        { User: 'bob', Pin: '9999' },
+      ]),
+      toOutput: ({ Pin, ...rest }) => rest,
+    });
     return s;
   }
 

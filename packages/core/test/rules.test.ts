@@ -1,4 +1,12 @@
-import { createService, MemoryStorage, ServiceError, type Caller, type ResourceRules, type SelectQuery, type Service } from '@resourcery/core';
+import {
+  createService,
+  MemoryStorage,
+  ServiceError,
+  type Caller,
+  type ResourceRules,
+  type SelectQuery,
+  type Service,
+} from '@resourcery/core';
 import { call, RAW } from './handle-support';
 
 /** Row-level rules and allow/deny by principal (DESIGN 13). */
@@ -14,13 +22,24 @@ const byConditions: Rows = (caller: Caller) => (caller.principal === 'admin' ? u
 const byPredicate: Rows = (caller: Caller) => (caller.principal === 'admin' ? undefined : (e) => e.Owner === caller.principal);
 
 function shop(rows: Rows): { service: Service; storage: MemoryStorage; selects: SelectQuery[] } {
-  const service = createService({ authenticate: (request, context?: { user: string }) => context?.user ?? request.headers['x-user'] ?? 'nobody' });
+  const service = createService({
+    authenticate: (request, context?: { user: string }) => context?.user ?? request.headers['x-user'] ?? 'nobody',
+  });
   const storage = new MemoryStorage(ORDERS.map((o) => ({ ...o })));
   const selects: SelectQuery[] = [];
   service.addResource({
     name: 'Shop.Order',
-    schema: { type: 'object', properties: { Id: { type: 'integer' }, Owner: { type: 'string' }, Item: { type: 'string' }, Qty: { type: 'integer' } } },
-    storage: { select: (q) => { selects.push(q); return storage.select(q); }, write: (b) => storage.write(b) },
+    schema: {
+      type: 'object',
+      properties: { Id: { type: 'integer' }, Owner: { type: 'string' }, Item: { type: 'string' }, Qty: { type: 'integer' } },
+    },
+    storage: {
+      select: (q) => {
+        selects.push(q);
+        return storage.select(q);
+      },
+      write: (b) => storage.write(b),
+    },
     rules: { rows, allow: (caller, method) => method !== 'DELETE' || caller.principal !== 'guest' },
   });
   return { service, storage, selects };
@@ -37,17 +56,19 @@ describe.each([
   ['a predicate', byPredicate],
 ])('a row rule given as %s', (_kind, rows) => {
   let s: ReturnType<typeof shop>;
-  beforeEach(() => { s = shop(rows); });
+  beforeEach(() => {
+    s = shop(rows);
+  });
   const stored = () => s.storage.all().map((e) => ({ ...e }));
 
-  test('GET returns only the caller\'s rows, also when the request names a hidden one', async () => {
+  test("GET returns only the caller's rows, also when the request names a hidden one", async () => {
     expect(ids(await as('ann', s.service, 'GET', '/Order'))).toEqual([1, 2]);
     expect(ids(await as('ann', s.service, 'GET', '/Order/Id=3'))).toEqual([]);
     expect(ids(await as('ann', s.service, 'GET', '/Order/_/order_desc=Qty&limit=1'))).toEqual([1]);
     expect(ids(await as('admin', s.service, 'GET', '/Order'))).toEqual([1, 2, 3]);
   });
 
-  test('REPORT counts only the caller\'s rows', async () => {
+  test("REPORT counts only the caller's rows", async () => {
     expect((await as('bob', s.service, 'REPORT', '/Order')).json).toBe(1);
     expect((await as('bob', s.service, 'REPORT', '/Order/Item=tea')).json).toBe(1);
     expect((await as('admin', s.service, 'REPORT', '/Order/Item=tea')).json).toBe(2);
@@ -85,8 +106,11 @@ describe.each([
     expect(stored()).toEqual(ORDERS);
   });
 
-  test('safepost never matches a hidden row: it inserts the caller\'s own instead', async () => {
-    const res = await as('ann', s.service, 'POST', '/Order/_/safepost=Item', [{ Owner: 'ann', Item: 'tea', Qty: 3 }, { Id: 4, Owner: 'ann', Item: 'jam', Qty: 1 }]);
+  test("safepost never matches a hidden row: it inserts the caller's own instead", async () => {
+    const res = await as('ann', s.service, 'POST', '/Order/_/safepost=Item', [
+      { Owner: 'ann', Item: 'tea', Qty: 3 },
+      { Id: 4, Owner: 'ann', Item: 'jam', Qty: 1 },
+    ]);
     expect(res.json?.ErrorCode).toBeUndefined();
     expect(stored().find((e) => e.Id === 3)).toEqual(ORDERS[2]);
     expect(stored().find((e) => e.Id === 1)!.Qty).toBe(3);
@@ -96,21 +120,24 @@ describe.each([
     expect(stored().find((e) => e.Id === 2)!.Qty).toBe(1);
   });
 
-  test('a macro runs with the caller\'s rows', async () => {
+  test("a macro runs with the caller's rows", async () => {
     expect((await as('admin', s.service, 'POST', '/Service.Admin.Macro', { Name: 'tea', Uri: '/Shop.Order/Item=tea' })).status).toBe(201);
     expect(ids(await as('ann', s.service, 'GET', '/$tea'))).toEqual([1]);
     expect(ids(await as('bob', s.service, 'GET', '/$tea'))).toEqual([3]);
   });
 
-  test('a Source copy reads only the caller\'s rows (the local request carries the caller\'s context)', async () => {
+  test("a Source copy reads only the caller's rows (the local request carries the caller's context)", async () => {
     s.service.addResource({ name: 'Copy' });
-    const res = await s.service.handle({ method: 'POST', uri: '/Copy', headers: { source: 'GET /Shop.Order' } }, { context: { user: 'bob' } });
+    const res = await s.service.handle(
+      { method: 'POST', uri: '/Copy', headers: { source: 'GET /Shop.Order' } },
+      { context: { user: 'bob' } },
+    );
     expect(res.status).toBeLessThan(300);
     expect(ids(await as('admin', s.service, 'GET', '/Copy'))).toEqual([3]);
   });
 });
 
-describe('conditions rules reach storage with the request\'s conditions', () => {
+describe("conditions rules reach storage with the request's conditions", () => {
   test('the rule comes first in the SelectQuery, so SQL storage pushes it down', async () => {
     const s = shop(byConditions);
     await as('ann', s.service, 'GET', '/Order/Item=tea');
@@ -125,7 +152,11 @@ describe('conditions rules reach storage with the request\'s conditions', () => 
 
   test('a rule that is not a list of conditions is a 500 naming the resource', async () => {
     const errors: ServiceError[] = [];
-    const service = createService({ onError: (e) => { errors.push(e); } });
+    const service = createService({
+      onError: (e) => {
+        errors.push(e);
+      },
+    });
     service.addResource({ name: 'Broken', rules: { rows: () => 'Id=1/limit=3' } });
     expect((await call(service, 'GET', '/Broken')).status).toBe(500);
     expect(errors[0].message).toMatch(/row rule 'Id=1\/limit=3' of 'Broken'/);

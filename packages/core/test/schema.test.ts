@@ -17,7 +17,18 @@ const schema: JsonSchema = {
 };
 
 const rows = () => [
-  { Id: 1, Name: 'Ann', Zip: '02139', Age: 30, Score: 2.5, Member: true, Nick: null, Tags: ['a'], Address: { City: 'Oslo' }, Extra: { Any: 1 } },
+  {
+    Id: 1,
+    Name: 'Ann',
+    Zip: '02139',
+    Age: 30,
+    Score: 2.5,
+    Member: true,
+    Nick: null,
+    Tags: ['a'],
+    Address: { City: 'Oslo' },
+    Extra: { Any: 1 },
+  },
   { Id: 2, Name: '123', Zip: '10001', Age: 7, Score: 10, Member: false, Nick: 'B', Tags: [], Address: { City: 'Rome' } },
 ];
 
@@ -25,7 +36,11 @@ function setUp() {
   const service = createService();
   const person = service.addResource({ name: 'Person', schema, storage: new MemoryStorage(rows()) });
   service.addResource({ name: 'Loose', storage: new MemoryStorage([{ Id: 1, Nick: null }, { Id: 2 }, { Id: 3, Nick: 'C' }]) });
-  service.addResource({ name: 'Open', schema: { type: 'object', properties: { Id: { type: 'integer' } }, additionalProperties: true }, storage: new MemoryStorage([{ Id: 1, More: 'x' }]) });
+  service.addResource({
+    name: 'Open',
+    schema: { type: 'object', properties: { Id: { type: 'integer' } }, additionalProperties: true },
+    storage: new MemoryStorage([{ Id: 1, More: 'x' }]),
+  });
   return { service, person };
 }
 
@@ -79,8 +94,14 @@ describe('condition values are converted to the declared type', () => {
 
 describe('a value that is not of the declared type is a 400 InvalidConditionValueType', () => {
   test.each([
-    ['Age=abc', 'abc'], ['Age=3.5', '3.5'], ["Age='30'", '30'], ['Score=high', 'high'], ['Member=yes', 'yes'],
-    ['Name.Length=abc', 'abc'], ['Tags.Length=x', 'x'], ['AGE=true', 'true'],
+    ['Age=abc', 'abc'],
+    ['Age=3.5', '3.5'],
+    ["Age='30'", '30'],
+    ['Score=high', 'high'],
+    ['Member=yes', 'yes'],
+    ['Name.Length=abc', 'abc'],
+    ['Tags.Length=x', 'x'],
+    ['AGE=true', 'true'],
   ])('%s', async (condition, value) => {
     const res = await get(`/Person/${condition}`);
     expect(res.status).toBe(400);
@@ -115,19 +136,39 @@ describe('schemaless resources treat a missing property as null', () => {
 });
 
 describe('meta-condition locators must name declared properties too', () => {
-  test.each(['select=Nope', 'order_asc=Nope', 'add=Nope.Length', 'rename=Nope->X', 'safepost=Nope'])('%s is 404 UnknownProperty', async (meta) => {
-    const s = createService();
-    s.addResource({ name: 'Typed', schema: { type: 'object', properties: { Id: { type: 'integer' }, Name: { type: 'string' } } } });
-    const r = await s.handle({ method: meta.startsWith('safepost') ? 'POST' : 'GET', uri: `/Typed/_/${meta}`, headers: { 'content-type': 'application/json' }, body: meta.startsWith('safepost') ? '{"Id":1}' : undefined });
-    expect(r.status).toBe(404);
-    expect(JSON.parse(String(r.body)).ErrorCode).toBe('UnknownProperty');
-  });
+  test.each(['select=Nope', 'order_asc=Nope', 'add=Nope.Length', 'rename=Nope->X', 'safepost=Nope'])(
+    '%s is 404 UnknownProperty',
+    async (meta) => {
+      const s = createService();
+      s.addResource({ name: 'Typed', schema: { type: 'object', properties: { Id: { type: 'integer' }, Name: { type: 'string' } } } });
+      const r = await s.handle({
+        method: meta.startsWith('safepost') ? 'POST' : 'GET',
+        uri: `/Typed/_/${meta}`,
+        headers: { 'content-type': 'application/json' },
+        body: meta.startsWith('safepost') ? '{"Id":1}' : undefined,
+      });
+      expect(r.status).toBe(404);
+      expect(JSON.parse(String(r.body)).ErrorCode).toBe('UnknownProperty');
+    },
+  );
 
   test('names made by add and rename may be selected and ordered', async () => {
     const s = createService();
     s.addResource({ name: 'Typed', schema: { type: 'object', properties: { Id: { type: 'integer' }, Name: { type: 'string' } } } });
-    await s.handle({ method: 'POST', uri: '/Typed', headers: { 'content-type': 'application/json' }, body: '[{"Id":1,"Name":"Bo"},{"Id":2,"Name":"Al"}]' });
-    const r = await s.handle({ method: 'GET', uri: '/Typed/_/add=Name.Length&rename=Name->Who&select=Who,Name.Length&order_asc=Who', headers: { accept: 'application/json;raw=true' } });
-    expect(JSON.parse(String(r.body))).toEqual([{ Who: 'Al', 'Name.Length': 2 }, { Who: 'Bo', 'Name.Length': 2 }]);
+    await s.handle({
+      method: 'POST',
+      uri: '/Typed',
+      headers: { 'content-type': 'application/json' },
+      body: '[{"Id":1,"Name":"Bo"},{"Id":2,"Name":"Al"}]',
+    });
+    const r = await s.handle({
+      method: 'GET',
+      uri: '/Typed/_/add=Name.Length&rename=Name->Who&select=Who,Name.Length&order_asc=Who',
+      headers: { accept: 'application/json;raw=true' },
+    });
+    expect(JSON.parse(String(r.body))).toEqual([
+      { Who: 'Al', 'Name.Length': 2 },
+      { Who: 'Bo', 'Name.Length': 2 },
+    ]);
   });
 });

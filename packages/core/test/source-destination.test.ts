@@ -21,13 +21,17 @@ afterEach(async () => {
 describe('Source and Destination headers read <METHOD> <uri> [Header: value]... (DESIGN 4)', () => {
   test('bracketed headers', () => {
     expect(parseHeaderRequest('GET https://example.com/data [Authorization: apikey a b][X-Tag:  t ]', 'Source')).toEqual({
-      method: 'GET', uri: 'https://example.com/data', headers: { authorization: 'apikey a b', 'x-tag': 't' },
+      method: 'GET',
+      uri: 'https://example.com/data',
+      headers: { authorization: 'apikey a b', 'x-tag': 't' },
     });
   });
 
   test('plain headers, a lower-case method, no headers', () => {
     expect(parseHeaderRequest('post /Archive Content-Type: application/json X-Tag: a: b', 'Destination')).toEqual({
-      method: 'POST', uri: '/Archive', headers: { 'content-type': 'application/json', 'x-tag': 'a: b' },
+      method: 'POST',
+      uri: '/Archive',
+      headers: { 'content-type': 'application/json', 'x-tag': 'a: b' },
     });
     expect(parseHeaderRequest('  GET   /Person/Age>30  ', 'Source')).toEqual({ method: 'GET', uri: '/Person/Age>30', headers: {} });
   });
@@ -41,10 +45,13 @@ describe('Source gives a POST, PUT or PATCH its body from a GET (SPEC 4.3, DESIG
   test('a local source: the entities it selects are inserted', async () => {
     const answer = await call(service, 'POST', '/Archive', undefined, { source: 'GET /Person/Age>40/select=Id,Name' });
     expect(answer.status).toBe(201);
-    expect(answer.body).toEqual([{ Id: 2, Name: 'Alan' }, { Id: 3, Name: 'Grace' }]);
+    expect(answer.body).toEqual([
+      { Id: 2, Name: 'Alan' },
+      { Id: 3, Name: 'Grace' },
+    ]);
   });
 
-  test('a local source runs with the caller\'s own key', async () => {
+  test("a local source runs with the caller's own key", async () => {
     const keyed = serviceWithPeople({ apiKeys: [{ key: 'k1' }] });
     keyed.addResource({ name: 'Archive' });
     const auth = { authorization: 'apikey k1' };
@@ -71,9 +78,15 @@ describe('Source gives a POST, PUT or PATCH its body from a GET (SPEC 4.3, DESIG
 
   test('safepost with a source inserts or updates by the given properties', async () => {
     await call(service, 'POST', '/Archive', { Id: 1, Name: 'Old name' });
-    const answer = await call(service, 'POST', '/Archive/_/safepost=Id', undefined, { source: 'GET /Person/Id<3/select=Id,Name', accept: 'application/json' });
+    const answer = await call(service, 'POST', '/Archive/_/safepost=Id', undefined, {
+      source: 'GET /Person/Id<3/select=Id,Name',
+      accept: 'application/json',
+    });
     expect(answer.body).toMatchObject({ InsertedCount: 1, UpdatedCount: 1 });
-    expect((await call(service, 'GET', '/Archive/_/order_asc=Id')).body).toEqual([{ Id: 1, Name: 'Ada' }, { Id: 2, Name: 'Alan' }]);
+    expect((await call(service, 'GET', '/Archive/_/order_asc=Id')).body).toEqual([
+      { Id: 1, Name: 'Ada' },
+      { Id: 2, Name: 'Alan' },
+    ]);
   });
 
   test('a source that selects nothing inserts nothing', async () => {
@@ -104,11 +117,17 @@ describe('Source failures are 400 InvalidSource or InvalidSourceData', () => {
 
   test('data that cannot be read', async () => {
     receiver.reply = { status: 200, contentType: 'application/json', body: '{not json' };
-    expect((await call(service, 'POST', '/Archive', undefined, { source: `GET ${receiver.url}/x` })).body.ErrorCode).toBe('InvalidSourceData');
+    expect((await call(service, 'POST', '/Archive', undefined, { source: `GET ${receiver.url}/x` })).body.ErrorCode).toBe(
+      'InvalidSourceData',
+    );
     receiver.reply = { status: 200, contentType: 'application/x-unknown', body: 'x' };
-    expect((await call(service, 'POST', '/Archive', undefined, { source: `GET ${receiver.url}/x` })).body.ErrorCode).toBe('InvalidSourceData');
+    expect((await call(service, 'POST', '/Archive', undefined, { source: `GET ${receiver.url}/x` })).body.ErrorCode).toBe(
+      'InvalidSourceData',
+    );
     receiver.reply = { status: 200, contentType: 'application/json', body: '[1,2]' };
-    expect((await call(service, 'POST', '/Archive', undefined, { source: `GET ${receiver.url}/x` })).body.ErrorCode).toBe('InvalidSourceData');
+    expect((await call(service, 'POST', '/Archive', undefined, { source: `GET ${receiver.url}/x` })).body.ErrorCode).toBe(
+      'InvalidSourceData',
+    );
   });
 
   test('a receiver that is down', async () => {
@@ -145,17 +164,26 @@ describe('credentials written in Source and Destination never reach messages or 
   });
 });
 
-describe('Destination sends a GET\'s result and answers with the destination\'s answer (DESIGN 4)', () => {
+describe("Destination sends a GET's result and answers with the destination's answer (DESIGN 4)", () => {
   test('a local destination receives the selected entities', async () => {
-    const answer = await call(service, 'GET', '/Person/Age>40/select=Id,Name', undefined, { destination: 'POST /Archive [Accept: application/json;raw=true]' });
+    const answer = await call(service, 'GET', '/Person/Age>40/select=Id,Name', undefined, {
+      destination: 'POST /Archive [Accept: application/json;raw=true]',
+    });
     expect(answer.status).toBe(201);
-    expect(answer.body).toEqual([{ Id: 2, Name: 'Alan' }, { Id: 3, Name: 'Grace' }]);
+    expect(answer.body).toEqual([
+      { Id: 2, Name: 'Alan' },
+      { Id: 3, Name: 'Grace' },
+    ]);
     expect((await call(service, 'REPORT', '/Archive')).body).toBe(2);
   });
 
   test('a remote destination gets a JSON array with its headers; its answer is returned as-is', async () => {
     receiver.reply = { status: 202, contentType: 'text/plain', body: 'queued' };
-    const response = await service.handle({ method: 'GET', uri: '/Person/Id=1', headers: { destination: `PUT ${receiver.url}/import [X-Key: abc]` } });
+    const response = await service.handle({
+      method: 'GET',
+      uri: '/Person/Id=1',
+      headers: { destination: `PUT ${receiver.url}/import [X-Key: abc]` },
+    });
     expect(response.status).toBe(202);
     expect(response.headers['content-type']).toBe('text/plain');
     expect(Buffer.from(response.body as Uint8Array).toString()).toBe('queued');
@@ -165,7 +193,7 @@ describe('Destination sends a GET\'s result and answers with the destination\'s 
     expect(receiver.json(0)).toEqual([{ Id: 1, Name: 'Ada', Age: 36 }]);
   });
 
-  test('a failing local destination\'s ErrorInfo link is passed on with its status and body', async () => {
+  test("a failing local destination's ErrorInfo link is passed on with its status and body", async () => {
     const response = await service.handle({ method: 'GET', uri: '/Person/Id=1', headers: { destination: 'POST /Nowhere' } });
     expect(response.status).toBe(404);
     const body = JSON.parse(Buffer.from(response.body as Uint8Array).toString());
@@ -173,8 +201,13 @@ describe('Destination sends a GET\'s result and answers with the destination\'s 
     expect(response.headers.errorinfo).toMatch(/^\/Service\.Admin\.Error\/id=/);
   });
 
-  test('a remote destination\'s redirect keeps its Location, and its ErrorInfo is passed on', async () => {
-    receiver.reply = { status: 303, contentType: 'text/plain', body: 'see other', headers: { location: 'https://example.org/imports/7', errorinfo: 'https://example.org/errors/1' } };
+  test("a remote destination's redirect keeps its Location, and its ErrorInfo is passed on", async () => {
+    receiver.reply = {
+      status: 303,
+      contentType: 'text/plain',
+      body: 'see other',
+      headers: { location: 'https://example.org/imports/7', errorinfo: 'https://example.org/errors/1' },
+    };
     const response = await service.handle({ method: 'GET', uri: '/Person/Id=1', headers: { destination: `POST ${receiver.url}/import` } });
     expect(response.status).toBe(303);
     expect(response.headers.location).toBe('https://example.org/imports/7');

@@ -1,4 +1,13 @@
-import { ComputedStorage, Locator, MemoryStorage, SELECT_ALL, ServiceError, type Entity, type SelectQuery, type Storage } from '@resourcery/core';
+import {
+  ComputedStorage,
+  Locator,
+  MemoryStorage,
+  SELECT_ALL,
+  ServiceError,
+  type Entity,
+  type SelectQuery,
+  type Storage,
+} from '@resourcery/core';
 import { compile } from './query-support';
 
 const seed = (): Entity[] => [
@@ -120,7 +129,9 @@ describe('MemoryStorage.write is all-or-nothing', () => {
     const storage = new MemoryStorage(seed());
     const before = [...storage.all()];
     const [ann] = storage.all();
-    await rejection(storage.write({ insert: [{ Id: 9 }], update: [{ target: { ...ann }, value: { Id: 1, Name: 'X' } }], delete: [storage.all()[3]] }));
+    await rejection(
+      storage.write({ insert: [{ Id: 9 }], update: [{ target: { ...ann }, value: { Id: 1, Name: 'X' } }], delete: [storage.all()[3]] }),
+    );
     expect(storage.all()).toEqual(before);
   });
 

@@ -23,7 +23,10 @@ export class Receiver {
   private server: http.Server;
   private waiters: Array<{ n: number; resolve: () => void }> = [];
 
-  private constructor(server: http.Server, readonly port: number) {
+  private constructor(
+    server: http.Server,
+    readonly port: number,
+  ) {
     this.server = server;
   }
 
@@ -49,7 +52,8 @@ export class Receiver {
       this.calls.push({ method: req.method!, path: req.url!, headers: req.headers, body: Buffer.concat(chunks) });
       if (this.hang) {
         // never answers
-      } else if (this.reply) res.writeHead(this.reply.status, { ...this.reply.headers, 'content-type': this.reply.contentType }).end(this.reply.body);
+      } else if (this.reply)
+        res.writeHead(this.reply.status, { ...this.reply.headers, 'content-type': this.reply.contentType }).end(this.reply.body);
       else res.writeHead(this.status, { 'content-type': 'text/plain' }).end(this.status < 300 ? 'ok' : 'not now');
       for (const w of this.waiters.filter((w) => this.calls.length >= w.n)) {
         this.waiters.splice(this.waiters.indexOf(w), 1);
@@ -79,7 +83,16 @@ export function serviceWithPeople(options: ServiceOptions = {}): Service {
   const service = createService({ allowPrivateDestinations: true, ...options });
   service.addResource({
     name: 'Person',
-    schema: { type: 'object', properties: { Id: { type: 'integer' }, Name: { type: 'string' }, Age: { type: 'integer' }, Email: { type: ['string', 'null'] }, Address: { type: 'object', properties: { City: { type: 'string' } } } } },
+    schema: {
+      type: 'object',
+      properties: {
+        Id: { type: 'integer' },
+        Name: { type: 'string' },
+        Age: { type: 'integer' },
+        Email: { type: ['string', 'null'] },
+        Address: { type: 'object', properties: { City: { type: 'string' } } },
+      },
+    },
   });
   return service;
 }
@@ -91,7 +104,13 @@ export interface JsonAnswer {
 }
 
 /** One request through the core; the body parsed as JSON when there is one. */
-export async function call(service: Service, method: string, uri: string, body?: unknown, headers: Record<string, string> = {}): Promise<JsonAnswer> {
+export async function call(
+  service: Service,
+  method: string,
+  uri: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<JsonAnswer> {
   const response = await service.handle({
     method,
     uri,

@@ -27,7 +27,11 @@ async function outbox(service: Service): Promise<Array<Record<string, unknown>>>
 }
 
 async function addHook(service: Service, destination: string, extra: Record<string, unknown> = {}): Promise<string> {
-  const answer = await call(service, 'POST', '/Service.Admin.Webhook', { Destination: destination, EventSelector: '/Person.Inserted', ...extra });
+  const answer = await call(service, 'POST', '/Service.Admin.Webhook', {
+    Destination: destination,
+    EventSelector: '/Person.Inserted',
+    ...extra,
+  });
   expect(answer.status).toBe(201);
   return answer.body[0].Id;
 }
@@ -50,16 +54,18 @@ describe('retries back off exponentially with at most ±20 % jitter (DESIGN 8)',
   });
 
   test('every delay stays within ±20 % of the schedule, and none follows the last attempt', () => {
-    fc.assert(fc.property(
-      fc.array(fc.integer({ min: 0, max: 10_000_000 }), { minLength: 1, maxLength: 10 }),
-      fc.nat(12),
-      fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
-      (schedule, attempt, random) => {
-        const delay = retryDelay(schedule, attempt, () => random);
-        if (attempt >= schedule.length) return delay === null;
-        return delay! >= Math.floor(schedule[attempt] * 0.8) && delay! <= Math.ceil(schedule[attempt] * 1.2);
-      },
-    ));
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 10_000_000 }), { minLength: 1, maxLength: 10 }),
+        fc.nat(12),
+        fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+        (schedule, attempt, random) => {
+          const delay = retryDelay(schedule, attempt, () => random);
+          if (attempt >= schedule.length) return delay === null;
+          return delay! >= Math.floor(schedule[attempt] * 0.8) && delay! <= Math.ceil(schedule[attempt] * 1.2);
+        },
+      ),
+    );
   });
 
   test('a bad schedule is refused when the service is created', () => {
@@ -109,9 +115,20 @@ describe('a receiver that is down and comes back gets every delivery; every atte
       expect(attempts.length).toBeGreaterThan(1);
       const last = attempts.pop()!;
       expect(last).toMatchObject({ WebhookId: hookId, Event: 'Person.Inserted', Status: 200, Success: true, Error: null });
-      for (const failed of attempts) expect(failed).toMatchObject({ Status: null, Success: false, Error: expect.stringMatching(/fetch failed|ECONNREFUSED/) });
+      for (const failed of attempts)
+        expect(failed).toMatchObject({ Status: null, Success: false, Error: expect.stringMatching(/fetch failed|ECONNREFUSED/) });
     }
-    expect(Object.keys(rows[0])).toEqual(['Time', 'WebhookId', 'MessageId', 'Event', 'Attempt', 'Status', 'Success', 'DurationMs', 'Error']);
+    expect(Object.keys(rows[0])).toEqual([
+      'Time',
+      'WebhookId',
+      'MessageId',
+      'Event',
+      'Attempt',
+      'Status',
+      'Success',
+      'DurationMs',
+      'Error',
+    ]);
     expect(await outbox(service)).toEqual([]);
   });
 });
@@ -130,7 +147,11 @@ describe('only a 2xx answer is a success', () => {
     await receiver.waitFor(3);
     await service.webhooks.idle();
     const rows = (await logRows(service)).sort((a, b) => a.Attempt - b.Attempt);
-    expect(rows.map((r) => [r.Status, r.Success])).toEqual([[503, false], [302, false], [204, true]]);
+    expect(rows.map((r) => [r.Status, r.Success])).toEqual([
+      [503, false],
+      [302, false],
+      [204, true],
+    ]);
     expect(rows[0].Error).toMatch(/^HTTP 503/);
     expect(new Set(receiver.calls.map((c) => c.headers['webhook-id'])).size).toBe(1);
   });
@@ -188,7 +209,10 @@ describe('the outbox is durable: messages outlive the instance that wrote them',
     await until(async () => (await outbox(second)).length === 0, 'an empty outbox');
     expect(receiver.calls[1].headers['webhook-id']).toBe(receiver.calls[0].headers['webhook-id']);
     const rows = (await logRows(second)).sort((a, b) => a.Attempt - b.Attempt);
-    expect(rows.map((r) => [r.Attempt, r.Success])).toEqual([[1, false], [2, true]]);
+    expect(rows.map((r) => [r.Attempt, r.Success])).toEqual([
+      [1, false],
+      [2, true],
+    ]);
   });
 });
 
@@ -211,7 +235,10 @@ describe('the WebhookLog is bounded to the newest rows', () => {
 
 describe('the SSRF guard checks the resolved address before sending (DESIGN 8)', () => {
   test('a name that resolves to a private address is refused; a public one passes', async () => {
-    const resolveTo = (...addresses: string[]) => async () => addresses;
+    const resolveTo =
+      (...addresses: string[]) =>
+      async () =>
+        addresses;
     const url = new URL('https://hooks.example.com/in');
     expect(await refusedResolved(url, resolveTo('93.184.216.34'))).toBeNull();
     expect(await refusedResolved(url, resolveTo('93.184.216.34', '10.0.0.7'))).toMatch(/10\.0\.0\.7 is a private address/);
@@ -230,7 +257,13 @@ describe('the SSRF guard checks the resolved address before sending (DESIGN 8)',
     expect(answer.status).toBe(201);
     await strict.webhooks.idle();
     expect(receiver.calls).toEqual([]);
-    expect(await logRows(strict)).toEqual([expect.objectContaining({ Success: false, Status: null, Error: expect.stringMatching(/^Refused: 127\.0\.0\.1 is a loopback address/) })]);
+    expect(await logRows(strict)).toEqual([
+      expect.objectContaining({
+        Success: false,
+        Status: null,
+        Error: expect.stringMatching(/^Refused: 127\.0\.0\.1 is a loopback address/),
+      }),
+    ]);
   });
 });
 
@@ -257,9 +290,18 @@ describe('a webhook never borrows rights: its author must be able to read what i
     { key: 'hooks-only', allow: [{ resources: ['Service.Admin.*'] }] },
     { key: 'hooks-and-people', allow: [{ resources: ['Service.Admin.*'] }, { resources: ['Person'], methods: ['GET'] }] },
   ];
-  test.each([['hooks-only', 403], ['hooks-and-people', 201]])('%s -> %i', async (key, status) => {
+  test.each([
+    ['hooks-only', 403],
+    ['hooks-and-people', 201],
+  ])('%s -> %i', async (key, status) => {
     const service = track(serviceWithPeople({ apiKeys: keys }));
-    const answer = await call(service, 'POST', '/Service.Admin.Webhook', { Destination: 'http://192.0.2.1/x', EventSelector: '/Person.Inserted' }, { authorization: `apikey ${key}` });
+    const answer = await call(
+      service,
+      'POST',
+      '/Service.Admin.Webhook',
+      { Destination: 'http://192.0.2.1/x', EventSelector: '/Person.Inserted' },
+      { authorization: `apikey ${key}` },
+    );
     expect(answer.status).toBe(status);
     if (status === 403) expect(answer.body.ErrorCode).toBe('Forbidden');
   });

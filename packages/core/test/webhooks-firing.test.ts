@@ -44,10 +44,13 @@ async function delivered() {
   return receiver.calls;
 }
 
-describe('a matching event triggers a request with the webhook\'s Method and Headers (SPEC 6.3)', () => {
+describe("a matching event triggers a request with the webhook's Method and Headers (SPEC 6.3)", () => {
   test('the matching entities arrive as a JSON array, even one entity', async () => {
     await hook({ EventSelector: '/Person.Inserted/Age>50', Headers: { 'X-Token': 't0k' } });
-    await call(service, 'POST', '/Person', [{ Id: 3, Name: 'Young', Age: 20 }, { Id: 4, Name: 'Old', Age: 90 }]);
+    await call(service, 'POST', '/Person', [
+      { Id: 3, Name: 'Young', Age: 20 },
+      { Id: 4, Name: 'Old', Age: 90 },
+    ]);
     const calls = await delivered();
     expect(calls).toHaveLength(1);
     expect(calls[0]).toMatchObject({ method: 'POST', path: '/hook' });
@@ -118,10 +121,13 @@ describe('paused webhooks are skipped (SPEC 3)', () => {
   });
 });
 
-describe('the webhook\'s Content-Type selects the format of an entity payload (SPEC 6.3.4)', () => {
-  test('a content type of the service\'s protocols writes the body', async () => {
+describe("the webhook's Content-Type selects the format of an entity payload (SPEC 6.3.4)", () => {
+  test("a content type of the service's protocols writes the body", async () => {
     await hook({ EventSelector: '/Person.Inserted', Headers: { 'Content-Type': 'text/csv' } });
-    await call(service, 'POST', '/Person', [{ Id: 3, Name: 'A', Age: 1 }, { Id: 4, Name: 'B', Age: 2 }]);
+    await call(service, 'POST', '/Person', [
+      { Id: 3, Name: 'A', Age: 1 },
+      { Id: 4, Name: 'B', Age: 2 },
+    ]);
     const calls = await delivered();
     expect(calls[0].headers['content-type']).toBe('text/csv');
     expect(calls[0].body.toString()).toBe('3,A,1\n4,B,2');
@@ -129,10 +135,22 @@ describe('the webhook\'s Content-Type selects the format of an entity payload (S
 
   test('JSON Lines: one entity per line', async () => {
     await hook({ EventSelector: '/Person.Inserted', Headers: { 'Content-Type': 'application/x-ndjson' } });
-    await call(service, 'POST', '/Person', [{ Id: 3, Name: 'A', Age: 1 }, { Id: 4, Name: 'B', Age: 2 }]);
+    await call(service, 'POST', '/Person', [
+      { Id: 3, Name: 'A', Age: 1 },
+      { Id: 4, Name: 'B', Age: 2 },
+    ]);
     const [delivery] = await delivered();
     expect(delivery.headers['content-type']).toBe('application/x-ndjson');
-    expect(delivery.body.toString().trim().split('\n').map((l) => JSON.parse(l))).toEqual([{ Id: 3, Name: 'A', Age: 1 }, { Id: 4, Name: 'B', Age: 2 }]);
+    expect(
+      delivery.body
+        .toString()
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l)),
+    ).toEqual([
+      { Id: 3, Name: 'A', Age: 1 },
+      { Id: 4, Name: 'B', Age: 2 },
+    ]);
   });
 
   test('Excel: a workbook the service can read back', async () => {
@@ -160,7 +178,7 @@ describe('the webhook\'s Content-Type selects the format of an entity payload (S
   });
 });
 
-describe('a binary payload is sent as-is with the event\'s Content-Type (SPEC 6.3.3)', () => {
+describe("a binary payload is sent as-is with the event's Content-Type (SPEC 6.3.3)", () => {
   test('the webhook cannot change the Content-Type', async () => {
     service.defineEvent('Camera.Snapshot', { contentType: 'image/png' });
     await hook({ EventSelector: '/Camera.Snapshot', Headers: { 'Content-Type': 'application/json' } });
@@ -173,17 +191,20 @@ describe('a binary payload is sent as-is with the event\'s Content-Type (SPEC 6.
 });
 
 describe('a CustomPayloadRequest replaces the payload (SPEC 2.4, 6.3.6, 7.5-7.6)', () => {
-  const custom = (uri: string, more: Record<string, unknown> = {}) => ({ EventSelector: '/Person.Updated', CustomPayloadRequest: { URI: uri, ...more } });
+  const custom = (uri: string, more: Record<string, unknown> = {}) => ({
+    EventSelector: '/Person.Updated',
+    CustomPayloadRequest: { URI: uri, ...more },
+  });
   const trigger = () => call(service, 'PATCH', '/Person/Id=2', { Age: 42 });
 
-  test('its entities are sent as a JSON array instead of the event\'s', async () => {
+  test("its entities are sent as a JSON array instead of the event's", async () => {
     await hook(custom('/Person/Id=1/select=Name'));
     await trigger();
     await delivered();
     expect(receiver.json(0)).toEqual([{ Name: 'Ada Lovelace' }]);
   });
 
-  test('its entities are written in the webhook\'s Content-Type', async () => {
+  test("its entities are written in the webhook's Content-Type", async () => {
     await hook({ ...custom('/Person/_/select=Id,Name'), Headers: { 'Content-Type': 'text/csv' } });
     await trigger();
     await delivered();
@@ -223,8 +244,28 @@ describe('a CustomPayloadRequest replaces the payload (SPEC 2.4, 6.3.6, 7.5-7.6)
     const keyed = serviceWithPeople({ apiKeys: [{ key: 'k1' }] });
     const auth = { authorization: 'apikey k1' };
     await call(keyed, 'POST', '/Person', { Id: 1, Name: 'Ada' }, auth);
-    await call(keyed, 'POST', HOOKS, { Destination: `${receiver.url}/a`, EventSelector: '/Person.Updated', CustomPayloadRequest: { URI: '/Person/_/select=Name', Headers: { Authorization: 'apikey k1' }, BreakOnError: true } }, auth);
-    await call(keyed, 'POST', HOOKS, { Destination: `${receiver.url}/b`, EventSelector: '/Person.Updated', CustomPayloadRequest: { URI: '/Person/_/select=Name', BreakOnError: true } }, auth);
+    await call(
+      keyed,
+      'POST',
+      HOOKS,
+      {
+        Destination: `${receiver.url}/a`,
+        EventSelector: '/Person.Updated',
+        CustomPayloadRequest: { URI: '/Person/_/select=Name', Headers: { Authorization: 'apikey k1' }, BreakOnError: true },
+      },
+      auth,
+    );
+    await call(
+      keyed,
+      'POST',
+      HOOKS,
+      {
+        Destination: `${receiver.url}/b`,
+        EventSelector: '/Person.Updated',
+        CustomPayloadRequest: { URI: '/Person/_/select=Name', BreakOnError: true },
+      },
+      auth,
+    );
     await call(keyed, 'PATCH', '/Person/Id=1', { Age: 1 }, auth);
     await keyed.webhooks.idle();
     expect(receiver.calls.map((c) => c.path)).toEqual(['/a']);
@@ -233,11 +274,14 @@ describe('a CustomPayloadRequest replaces the payload (SPEC 2.4, 6.3.6, 7.5-7.6)
   });
 });
 
-describe('a relative Destination runs in-process with the webhook\'s Headers (DESIGN 8)', () => {
+describe("a relative Destination runs in-process with the webhook's Headers (DESIGN 8)", () => {
   test('the payload is posted to the local resource', async () => {
     service.addResource({ name: 'Archive' });
     await hook({ Destination: '/Archive', EventSelector: '/Person.Inserted/Name=Copy%20Me' });
-    await call(service, 'POST', '/Person', [{ Id: 7, Name: 'Copy Me', Age: 30 }, { Id: 8, Name: 'Not Me', Age: 30 }]);
+    await call(service, 'POST', '/Person', [
+      { Id: 7, Name: 'Copy Me', Age: 30 },
+      { Id: 8, Name: 'Not Me', Age: 30 },
+    ]);
     await delivered();
     expect((await call(service, 'GET', '/Archive')).body).toEqual([{ Id: 7, Name: 'Copy Me', Age: 30 }]);
   });
@@ -246,7 +290,13 @@ describe('a relative Destination runs in-process with the webhook\'s Headers (DE
     const keyed = serviceWithPeople({ apiKeys: [{ key: 'k1' }], webhooks: { retrySchedule: [0] } });
     keyed.addResource({ name: 'Archive' });
     const auth = { authorization: 'apikey k1' };
-    await call(keyed, 'POST', HOOKS, { Destination: '/Archive', EventSelector: '/Person.Inserted', Label: 'with', Headers: { Authorization: 'apikey k1' } }, auth);
+    await call(
+      keyed,
+      'POST',
+      HOOKS,
+      { Destination: '/Archive', EventSelector: '/Person.Inserted', Label: 'with', Headers: { Authorization: 'apikey k1' } },
+      auth,
+    );
     await call(keyed, 'POST', HOOKS, { Destination: '/Archive', EventSelector: '/Person.Inserted', Label: 'without' }, auth);
     await call(keyed, 'POST', '/Person', { Id: 1, Name: 'Ada' }, auth);
     await keyed.webhooks.idle();
@@ -270,7 +320,12 @@ describe('a relative Destination runs in-process with the webhook\'s Headers (DE
 describe('deliveries carry Standard Webhooks headers (DESIGN 8)', () => {
   test('text payloads (JSON, JSON Lines) verify with the official library as they are; binary ones (Excel) verify over their raw bytes', async () => {
     await hook({ EventSelector: '/Person.Inserted', Destination: `${receiver.url}/jl`, Secret: SECRET, Headers: { 'Content-Type': 'jl' } });
-    await hook({ EventSelector: '/Person.Inserted', Destination: `${receiver.url}/xlsx`, Secret: SECRET, Headers: { 'Content-Type': 'excel' } });
+    await hook({
+      EventSelector: '/Person.Inserted',
+      Destination: `${receiver.url}/xlsx`,
+      Secret: SECRET,
+      Headers: { 'Content-Type': 'excel' },
+    });
     await call(service, 'POST', '/Person', { Id: 3, Name: 'Zoë', Age: 1 });
     const calls = await delivered();
     const jl = calls.find((c) => c.path === '/jl')!;
@@ -304,7 +359,9 @@ describe('deliveries carry Standard Webhooks headers (DESIGN 8)', () => {
     await hook({ EventSelector: '/Person.Inserted', Secret: SECRET });
     await call(service, 'POST', '/Person', { Id: 3, Name: 'Signed', Age: 1 });
     const [signed] = await delivered();
-    expect(() => new StandardWebhook(SECRET).verify(signed.body.toString().replace('Signed', 'Forged'), signed.headers as Record<string, string>)).toThrow();
+    expect(() =>
+      new StandardWebhook(SECRET).verify(signed.body.toString().replace('Signed', 'Forged'), signed.headers as Record<string, string>),
+    ).toThrow();
   });
 });
 

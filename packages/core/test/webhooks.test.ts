@@ -5,7 +5,9 @@ const HOOKS = '/Service.Admin.Webhook';
 const OUTPUT_KEYS = ['Id', 'Label', 'Method', 'Destination', 'EventSelector', 'Headers', 'IsPaused', 'CustomPayloadRequest'];
 
 let service: Service;
-beforeEach(() => { service = serviceWithPeople(); });
+beforeEach(() => {
+  service = serviceWithPeople();
+});
 afterEach(() => service.close());
 
 describe('Service.Admin.Webhook is an ordinary entity resource (SPEC 2)', () => {
@@ -28,7 +30,16 @@ describe('a webhook gets its defaults and a generated, read-only Id (DESIGN 8)',
     expect(created.status).toBe(201);
     const [hook] = (await call(service, 'GET', HOOKS)).body;
     expect(Object.keys(hook)).toEqual(OUTPUT_KEYS);
-    expect(hook).toEqual({ Id: expect.any(String), Label: null, Method: 'POST', Destination: 'http://127.0.0.1:9/x', EventSelector: '/Person.Inserted', Headers: {}, IsPaused: false, CustomPayloadRequest: null });
+    expect(hook).toEqual({
+      Id: expect.any(String),
+      Label: null,
+      Method: 'POST',
+      Destination: 'http://127.0.0.1:9/x',
+      EventSelector: '/Person.Inserted',
+      Headers: {},
+      IsPaused: false,
+      CustomPayloadRequest: null,
+    });
   });
 
   test('an Id in the input is ignored on insert and kept on update', async () => {
@@ -46,10 +57,21 @@ describe('a webhook gets its defaults and a generated, read-only Id (DESIGN 8)',
   });
 
   test('a CustomPayloadRequest gets Method GET and its defaults, in SPEC 2.4 key order', async () => {
-    await call(service, 'POST', HOOKS, { Destination: '/Person', EventSelector: '/Person.Deleted', CustomPayloadRequest: { uri: '/Person/Id=1' } });
+    await call(service, 'POST', HOOKS, {
+      Destination: '/Person',
+      EventSelector: '/Person.Deleted',
+      CustomPayloadRequest: { uri: '/Person/Id=1' },
+    });
     const [hook] = (await call(service, 'GET', HOOKS)).body;
     expect(Object.keys(hook.CustomPayloadRequest)).toEqual(['Method', 'URI', 'Headers', 'Body', 'BreakOnError', 'BreakOnNoContent']);
-    expect(hook.CustomPayloadRequest).toEqual({ Method: 'GET', URI: '/Person/Id=1', Headers: {}, Body: null, BreakOnError: false, BreakOnNoContent: false });
+    expect(hook.CustomPayloadRequest).toEqual({
+      Method: 'GET',
+      URI: '/Person/Id=1',
+      Headers: {},
+      Body: null,
+      BreakOnError: false,
+      BreakOnNoContent: false,
+    });
   });
 });
 
@@ -57,13 +79,20 @@ describe('the Secret is write-only', () => {
   const secret = `whsec_${Buffer.from('0123456789abcdef0123456789abcdef').toString('base64')}`;
 
   test('it is stored but never output, and survives a PATCH that does not mention it', async () => {
-    const created = await call(service, 'POST', HOOKS, { Destination: '/Person', EventSelector: '/Person.Deleted', Secret: secret, Label: 's' });
+    const created = await call(service, 'POST', HOOKS, {
+      Destination: '/Person',
+      EventSelector: '/Person.Deleted',
+      Secret: secret,
+      Label: 's',
+    });
     expect(JSON.stringify(created.body)).not.toContain('whsec_');
     await call(service, 'PATCH', `${HOOKS}/Label=s`, { IsPaused: true });
     const get = await call(service, 'GET', HOOKS);
     expect(get.body[0]).not.toHaveProperty('Secret');
     expect(JSON.stringify(get.body)).not.toContain(secret.slice(6));
-    const { entities } = await service.resources.find('Service.Admin.Webhook')!.storage.select({ conditions: [], predicate: null, order: null, offset: 0, limit: -1 });
+    const { entities } = await service.resources
+      .find('Service.Admin.Webhook')!
+      .storage.select({ conditions: [], predicate: null, order: null, offset: 0, limit: -1 });
     expect([...(entities as Iterable<Record<string, unknown>>)][0].Secret).toBe(secret);
   });
 
@@ -74,7 +103,11 @@ describe('the Secret is write-only', () => {
   });
 
   test('a secret that is not base64 is refused', async () => {
-    const answer = await call(service, 'POST', HOOKS, { Destination: '/Person', EventSelector: '/Person.Deleted', Secret: 'whsec_not base64!' });
+    const answer = await call(service, 'POST', HOOKS, {
+      Destination: '/Person',
+      EventSelector: '/Person.Deleted',
+      Secret: 'whsec_not base64!',
+    });
     expect(answer.status).toBe(400);
     expect(answer.body).toMatchObject({ ErrorCode: 'InvalidResourceEntity', Data: { Secret: expect.any(String) } });
   });
@@ -82,23 +115,38 @@ describe('the Secret is write-only', () => {
 
 describe('credentials in Headers are masked in output and kept when the masked value comes back', () => {
   test('Authorization is shown as *****, other headers as they are; a PUT of the GET output keeps the key', async () => {
-    const hook = { Label: 'k', Destination: '/Person', EventSelector: '/Person.Deleted', Headers: { Authorization: 'apikey k-123', 'X-Team': 'blue' }, CustomPayloadRequest: { URI: '/Person', Headers: { authorization: 'apikey k-456' } } };
+    const hook = {
+      Label: 'k',
+      Destination: '/Person',
+      EventSelector: '/Person.Deleted',
+      Headers: { Authorization: 'apikey k-123', 'X-Team': 'blue' },
+      CustomPayloadRequest: { URI: '/Person', Headers: { authorization: 'apikey k-456' } },
+    };
     const created = await call(service, 'POST', HOOKS, hook);
     expect(created.body[0].Headers).toEqual({ Authorization: '*****', 'X-Team': 'blue' });
     expect(JSON.stringify((await call(service, 'GET', HOOKS)).body)).not.toMatch(/k-123|k-456/);
 
     const [shown] = (await call(service, 'GET', HOOKS)).body;
     await call(service, 'PUT', `${HOOKS}/Label=k`, { ...shown, Headers: { ...shown.Headers, 'X-Team': 'red' } });
-    const { entities } = await service.resources.find('Service.Admin.Webhook')!.storage.select({ conditions: [], predicate: null, order: null, offset: 0, limit: -1 });
+    const { entities } = await service.resources
+      .find('Service.Admin.Webhook')!
+      .storage.select({ conditions: [], predicate: null, order: null, offset: 0, limit: -1 });
     const stored = [...(entities as Iterable<any>)][0];
     expect(stored.Headers).toEqual({ Authorization: 'apikey k-123', 'X-Team': 'red' });
     expect(stored.CustomPayloadRequest.Headers).toEqual({ authorization: 'apikey k-456' });
   });
 
   test('a new value replaces the stored credential', async () => {
-    await call(service, 'POST', HOOKS, { Label: 'k', Destination: '/Person', EventSelector: '/Person.Deleted', Headers: { Authorization: 'apikey old' } });
+    await call(service, 'POST', HOOKS, {
+      Label: 'k',
+      Destination: '/Person',
+      EventSelector: '/Person.Deleted',
+      Headers: { Authorization: 'apikey old' },
+    });
     await call(service, 'PATCH', `${HOOKS}/Label=k`, { Headers: { Authorization: 'apikey new' } });
-    const { entities } = await service.resources.find('Service.Admin.Webhook')!.storage.select({ conditions: [], predicate: null, order: null, offset: 0, limit: -1 });
+    const { entities } = await service.resources
+      .find('Service.Admin.Webhook')!
+      .storage.select({ conditions: [], predicate: null, order: null, offset: 0, limit: -1 });
     expect([...(entities as Iterable<any>)][0].Headers).toEqual({ Authorization: 'apikey new' });
   });
 });
@@ -158,11 +206,18 @@ describe('the EventSelector is checked on save: 400 InvalidEventSelector (SPEC 6
   });
 
   test('dotted locators, null checks, `_` and a missing leading slash are fine; the event is stored by its full name', async () => {
-    for (const selector of ['/Person.Inserted/Name.Length>10', '/Person.Inserted/Email!=null&Address.City=Paris', '/person.inserted/_', 'Person.Updated']) {
+    for (const selector of [
+      '/Person.Inserted/Name.Length>10',
+      '/Person.Inserted/Email!=null&Address.City=Paris',
+      '/person.inserted/_',
+      'Person.Updated',
+    ]) {
       const answer = await call(service, 'POST', HOOKS, { Destination: '/Person', EventSelector: selector });
       expect(answer.status).toBe(201);
     }
-    const stored = (await call(service, 'GET', `${HOOKS}/_/select=EventSelector`)).body.map((h: { EventSelector: string }) => h.EventSelector);
+    const stored = (await call(service, 'GET', `${HOOKS}/_/select=EventSelector`)).body.map(
+      (h: { EventSelector: string }) => h.EventSelector,
+    );
     expect(stored.slice(2)).toEqual(['/Person.Inserted/_', '/Person.Updated']);
   });
 });

@@ -36,7 +36,10 @@ describe.each([
       const { server } = await mounted((app, mw) => app.use('/api', mw));
       const res = await server.request('GET', '/api/Product/Price>10/order_asc=Price&select=Sku,Price');
       expect(res.status).toBe(200);
-      expect(res.json().Data).toEqual([{ Sku: 'H-3', Price: 18 }, { Sku: 'S-7', Price: 25 }]);
+      expect(res.json().Data).toEqual([
+        { Sku: 'H-3', Price: 18 },
+        { Sku: 'S-7', Price: 25 },
+      ]);
     });
 
     test('the mount path alone lists the available resources', async () => {
@@ -56,9 +59,13 @@ describe.each([
 
     test('the path reaches the core undecoded, so encoded & and / stay data', async () => {
       const { server } = await mounted((app, mw) => app.use('/api', mw));
-      const amp = await server.request('GET', '/api/Product/Name=Nuts%26Bolts/select=Sku', { headers: { accept: 'application/json;raw=true' } });
+      const amp = await server.request('GET', '/api/Product/Name=Nuts%26Bolts/select=Sku', {
+        headers: { accept: 'application/json;raw=true' },
+      });
       expect(amp.json()).toEqual([{ Sku: 'B-1' }]);
-      const slash = await server.request('GET', '/api/Product/Name=Saw%201%2F2%22/select=Sku', { headers: { accept: 'application/json;raw=true' } });
+      const slash = await server.request('GET', '/api/Product/Name=Saw%201%2F2%22/select=Sku', {
+        headers: { accept: 'application/json;raw=true' },
+      });
       expect(slash.json()).toEqual([{ Sku: 'S-7' }]);
     });
 
@@ -101,11 +108,15 @@ describe.each([
   });
 
   describe('requests outside the mount path go on to the app', () => {
-    test("routes declared after the middleware still answer their own paths", async () => {
+    test('routes declared after the middleware still answer their own paths', async () => {
       const { server } = await mounted((app, mw) => {
         app.use('/api', mw);
-        app.get('/health', (_req, res) => { res.send('ok'); });
-        app.get('/apis', (_req, res) => { res.send('not the service'); });
+        app.get('/health', (_req, res) => {
+          res.send('ok');
+        });
+        app.get('/apis', (_req, res) => {
+          res.send('not the service');
+        });
       });
       expect((await server.request('GET', '/health')).text).toBe('ok');
       expect((await server.request('GET', '/apis')).text).toBe('not the service');
@@ -117,8 +128,14 @@ describe.each([
       const reached: string[] = [];
       const { server } = await mounted((app, mw) => {
         app.use('/api', mw);
-        app.use((_req, res) => { reached.push('fallback'); res.status(418).end(); });
-        app.use((_err: unknown, _req: unknown, res: { status(n: number): { end(): void } }, _next: unknown) => { reached.push('error handler'); res.status(500).end(); });
+        app.use((_req, res) => {
+          reached.push('fallback');
+          res.status(418).end();
+        });
+        app.use((_err: unknown, _req: unknown, res: { status(n: number): { end(): void } }, _next: unknown) => {
+          reached.push('error handler');
+          res.status(500).end();
+        });
       });
       const bad = await server.request('GET', '/api/Product/Price~3');
       expect(bad.status).toBe(400);
@@ -139,7 +156,10 @@ describe.each([
       const logged: string[] = [];
       const app = express();
       app.use(createExpressMiddleware(new BrokenService()));
-      app.use((err: Error, _req: unknown, res: { status(n: number): { end(): void } }, _next: unknown) => { logged.push(err.message); res.status(500).end(); });
+      app.use((err: Error, _req: unknown, res: { status(n: number): { end(): void } }, _next: unknown) => {
+        logged.push(err.message);
+        res.status(500).end();
+      });
       const server = await start(app);
       expect((await server.request('GET', '/Anything')).status).toBe(500);
       expect(logged).toEqual(['broken pipeline']);
@@ -177,7 +197,10 @@ describe.each([
 
     test('a form parsed by express.urlencoded() is still a form to the service: 415', async () => {
       const { server } = await mounted((app, mw) => app.use(express.urlencoded({ extended: false }), mw));
-      const res = await server.request('POST', '/Product', { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'Sku=F-1' });
+      const res = await server.request('POST', '/Product', {
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'Sku=F-1',
+      });
       expect([res.status, res.json().ErrorCode]).toEqual([415, 'UnsupportedContent']);
     });
   });
@@ -211,10 +234,13 @@ describe.each([
     });
   });
 
-  describe('the context option hands the app\'s per-request context to the service', () => {
+  describe("the context option hands the app's per-request context to the service", () => {
     test('authenticate sees what context(req, res) returned from req.user', async () => {
       const app = express();
-      app.use((req: any, _res: unknown, next: () => void) => { req.user = req.headers['x-user']; next(); });
+      app.use((req: any, _res: unknown, next: () => void) => {
+        req.user = req.headers['x-user'];
+        next();
+      });
       app.use('/api', createExpressMiddleware(userService(), { context: (req) => ({ user: (req as { user?: string }).user }) }));
       const server = await start(app);
       expect((await server.request('GET', '/api/Product', { headers: { 'x-user': 'ann' } })).status).toBe(200);

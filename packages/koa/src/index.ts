@@ -49,7 +49,8 @@ export function createKoaMiddleware(service: Service, options: KoaMiddlewareOpti
       return;
     }
     const plain = toPlainRequest(ctx.req, uri, basePath);
-    if (plain.body !== null && ctx.req.readableEnded) plain.body = typeof ctx.request.rawBody === 'string' ? ctx.request.rawBody : parsedBody(ctx.request.body);
+    if (plain.body !== null && ctx.req.readableEnded)
+      plain.body = typeof ctx.request.rawBody === 'string' ? ctx.request.rawBody : parsedBody(ctx.request.body);
     const context = options.context ? await options.context(ctx) : undefined;
     const response = await service.handle(plain, { context });
     ctx.respond = false;

@@ -49,7 +49,10 @@ describe.each([
       const { server } = await served(createKoaMiddleware(await withProducts(shopService()), { prefix: '/api' }));
       const res = await server.request('GET', '/api/Product/Price>10/order_asc=Price&select=Sku,Price');
       expect(res.status).toBe(200);
-      expect(res.json().Data).toEqual([{ Sku: 'H-3', Price: 18 }, { Sku: 'S-7', Price: 25 }]);
+      expect(res.json().Data).toEqual([
+        { Sku: 'H-3', Price: 18 },
+        { Sku: 'S-7', Price: 25 },
+      ]);
     });
 
     test('the prefix alone lists the available resources; a trailing slash in the option is ignored', async () => {
@@ -83,7 +86,9 @@ describe.each([
 
   describe('requests outside the prefix go on to next()', () => {
     test("the app's own middleware answers paths outside the prefix, even ones that merely start with it", async () => {
-      const app: Middleware = async (ctx) => { ctx.body = `app: ${ctx.path}`; };
+      const app: Middleware = async (ctx) => {
+        ctx.body = `app: ${ctx.path}`;
+      };
       const { server } = await served(createKoaMiddleware(shopService(), { prefix: '/api' }), app);
       expect((await server.request('GET', '/health')).text).toBe('app: /health');
       expect((await server.request('GET', '/apis/Product')).text).toBe('app: /apis/Product');
@@ -146,7 +151,12 @@ describe.each([
 
   describe('bodies reach the service with or without a body parser in front', () => {
     const parsers: Array<[string, () => Middleware]> = [
-      ['no body parser', () => async (_ctx, next) => { await next(); }],
+      [
+        'no body parser',
+        () => async (_ctx, next) => {
+          await next();
+        },
+      ],
       ['@koa/bodyparser', () => koaBodyParser()],
       ['koa-bodyparser', () => legacyBodyParser()],
       ['a parser that keeps only the parsed value', () => parsedOnly],
@@ -171,7 +181,10 @@ describe.each([
     test('a parsed form is still a form to the service: 415', async () => {
       const service = shopService();
       const { server } = await served(koaBodyParser(), createKoaMiddleware(service));
-      const res = await server.request('POST', '/Product', { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'Sku=F-1' });
+      const res = await server.request('POST', '/Product', {
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'Sku=F-1',
+      });
       expect([res.status, res.json().ErrorCode]).toEqual([415, 'UnsupportedContent']);
     });
   });
@@ -202,16 +215,22 @@ describe.each([
       const lines = gatedLines();
       lines.release();
       let status = 0;
-      const logger: Middleware = async (ctx, next) => { await next(); status = ctx.status; };
+      const logger: Middleware = async (ctx, next) => {
+        await next();
+        status = ctx.status;
+      };
       const { server } = await served(logger, createKoaMiddleware(await withProducts(shopService(lines.type))));
       const res = await server.request('GET', '/Product', { headers: { accept: 'text/x-product-lines' } });
       expect([res.status, res.text, status]).toEqual([200, 'B-1\nS-7\nH-3\n', 200]);
     });
   });
 
-  describe('the context option hands the app\'s per-request context to the service', () => {
+  describe("the context option hands the app's per-request context to the service", () => {
     test('authenticate sees what context(ctx) returned from ctx.state', async () => {
-      const login: Middleware = async (ctx, next) => { ctx.state.user = ctx.get('x-user') || undefined; await next(); };
+      const login: Middleware = async (ctx, next) => {
+        ctx.state.user = ctx.get('x-user') || undefined;
+        await next();
+      };
       const { server } = await served(login, createKoaMiddleware(userService(), { prefix: '/api', context: (ctx) => ctx.state }));
       expect((await server.request('GET', '/api/Product', { headers: { 'x-user': 'ann' } })).status).toBe(200);
       expect((await server.request('GET', '/api/Product')).status).toBe(401);

@@ -45,7 +45,9 @@ export async function writeResponse(res: ServerResponse, response: PlainResponse
   res.writeHead(response.status, response.headers);
   const iterator = body[Symbol.asyncIterator]();
   let closed = false;
-  const onClose = () => { closed = true; };
+  const onClose = () => {
+    closed = true;
+  };
   res.once('close', onClose);
   try {
     while (!closed) {
@@ -78,7 +80,11 @@ function withContentLength(headers: Record<string, string>, body: string | Uint8
 
 function drained(res: ServerResponse): Promise<void> {
   return new Promise((resolve) => {
-    const done = () => { res.off('drain', done); res.off('close', done); resolve(); };
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
     res.on('drain', done);
     res.on('close', done);
   });

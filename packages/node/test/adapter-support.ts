@@ -20,12 +20,22 @@ export const PRODUCTS: Entity[] = [
  * exists; `finished` settles when the generator is done or abandoned. An endless body
  * repeats the products forever, so it finishes only when the server stops reading it.
  */
-export function gatedLines(options: { endless?: boolean } = {}): { type: ContentType; release(): void; finished: Promise<void>; produced(): number; stopped(ms?: number): Promise<'stopped' | 'still producing'> } {
+export function gatedLines(options: { endless?: boolean } = {}): {
+  type: ContentType;
+  release(): void;
+  finished: Promise<void>;
+  produced(): number;
+  stopped(ms?: number): Promise<'stopped' | 'still producing'>;
+} {
   let release!: () => void;
   let produced = 0;
   let finish!: () => void;
-  const gate = new Promise<void>((resolve) => { release = resolve; });
-  const finished = new Promise<void>((resolve) => { finish = resolve; });
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const finished = new Promise<void>((resolve) => {
+    finish = resolve;
+  });
   const type: ContentType = {
     name: 'Product lines',
     mimeType: 'text/x-product-lines',
@@ -47,7 +57,11 @@ export function gatedLines(options: { endless?: boolean } = {}): { type: Content
     },
   };
   // Whether the producer stops within `ms` (an endless one runs until the server stops reading).
-  const stopped = (ms = 5000) => Promise.race([finished.then(() => 'stopped' as const), new Promise<'still producing'>((r) => setTimeout(() => r('still producing'), ms).unref())]);
+  const stopped = (ms = 5000) =>
+    Promise.race([
+      finished.then(() => 'stopped' as const),
+      new Promise<'still producing'>((r) => setTimeout(() => r('still producing'), ms).unref()),
+    ]);
   return { type, release, finished, produced: () => produced, stopped };
 }
 
@@ -59,7 +73,12 @@ export function shopService(extra?: ContentType): Service {
 }
 
 export async function withProducts(service: Service): Promise<Service> {
-  const res = await service.handle({ method: 'POST', uri: '/Shop.Product', headers: { 'content-type': 'application/json' }, body: JSON.stringify(PRODUCTS) });
+  const res = await service.handle({
+    method: 'POST',
+    uri: '/Shop.Product',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(PRODUCTS),
+  });
   if (res.status !== 201) throw new Error(`seeding failed: ${res.status}`);
   return service;
 }
@@ -107,7 +126,11 @@ export async function listen(listener: http.RequestListener): Promise<Listening>
 }
 
 /** Starts a GET and resolves with the first body chunk, leaving the response open. */
-export function firstChunk(port: number, path: string, headers: Record<string, string>): Promise<{ chunk: string; rest: Promise<string>; abort(): void }> {
+export function firstChunk(
+  port: number,
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ chunk: string; rest: Promise<string>; abort(): void }> {
   return new Promise((resolve, reject) => {
     const req = http.get({ host: '127.0.0.1', port, path, headers }, (res) => {
       res.setEncoding('utf8');
@@ -115,11 +138,15 @@ export function firstChunk(port: number, path: string, headers: Record<string, s
       let rest = '';
       const ended = new Promise<string>((done) => res.on('end', () => done(rest)));
       res.once('data', (chunk: string) => {
-        res.on('data', (more: string) => { rest += more; });
+        res.on('data', (more: string) => {
+          rest += more;
+        });
         resolve({ chunk, rest: ended, abort: () => req.destroy() });
       });
     });
-    req.on('error', (e) => { if (!req.destroyed) reject(e); });
+    req.on('error', (e) => {
+      if (!req.destroyed) reject(e);
+    });
   });
 }
 

@@ -22,55 +22,86 @@ const browserTest = CHROMIUM === undefined ? test.skip : test;
 
 const PEOPLE = Array.from({ length: 14 }, (_, i) => ({ Id: i + 1, Name: `Person ${String(i + 1).padStart(2, '0')}`, Age: 16 + i }));
 
-browserTest('the explorer lists resources, runs URIs with paging, links errors and downloads files', async () => {
-  const service = createService({ apiKeys: [{ key: 'secret-key', allow: [{ resources: ['*'], methods: ['GET'] }] }, { key: 'writer-key', allow: [{ resources: ['Person'], methods: ['POST'] }] }] });
-  service.addResource({
-    name: 'Person',
-    description: 'People we know',
-    schema: { type: 'object', properties: { Id: { type: 'integer' }, Name: { type: 'string' }, Age: { type: 'integer' } } },
-    views: [{ name: 'Adults', conditions: 'Age>=18' }],
-  });
-  const seeded = await service.handle({ method: 'POST', uri: '/Person', headers: { 'content-type': 'application/json', authorization: 'apikey writer-key' }, body: JSON.stringify([...PEOPLE, { Id: 99, Name: 'R&D', Age: 40 }]) });
-  expect(seeded.status).toBe(201);
-  const server = createServer(service, { basePath: '/api' });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const downloads = await mkdtemp(join(tmpdir(), 'explorer-downloads-'));
-  try {
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/`;
-    const args = [join(__dirname, 'explorer-driver.mjs'), CHROMIUM!, url, downloads, ...(process.env.EXPLORER_SCREENSHOT ? [process.env.EXPLORER_SCREENSHOT] : [])];
-    const { stdout } = await promisify(execFile)(process.execPath, args, { timeout: 60000 });
-    const seen = JSON.parse(stdout);
+browserTest(
+  'the explorer lists resources, runs URIs with paging, links errors and downloads files',
+  async () => {
+    const service = createService({
+      apiKeys: [
+        { key: 'secret-key', allow: [{ resources: ['*'], methods: ['GET'] }] },
+        { key: 'writer-key', allow: [{ resources: ['Person'], methods: ['POST'] }] },
+      ],
+    });
+    service.addResource({
+      name: 'Person',
+      description: 'People we know',
+      schema: { type: 'object', properties: { Id: { type: 'integer' }, Name: { type: 'string' }, Age: { type: 'integer' } } },
+      views: [{ name: 'Adults', conditions: 'Age>=18' }],
+    });
+    const seeded = await service.handle({
+      method: 'POST',
+      uri: '/Person',
+      headers: { 'content-type': 'application/json', authorization: 'apikey writer-key' },
+      body: JSON.stringify([...PEOPLE, { Id: 99, Name: 'R&D', Age: 40 }]),
+    });
+    expect(seeded.status).toBe(201);
+    const server = createServer(service, { basePath: '/api' });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const downloads = await mkdtemp(join(tmpdir(), 'explorer-downloads-'));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/`;
+      const args = [
+        join(__dirname, 'explorer-driver.mjs'),
+        CHROMIUM!,
+        url,
+        downloads,
+        ...(process.env.EXPLORER_SCREENSHOT ? [process.env.EXPLORER_SCREENSHOT] : []),
+      ];
+      const { stdout } = await promisify(execFile)(process.execPath, args, { timeout: 60000 });
+      const seen = JSON.parse(stdout);
 
-    // Without a key the page asks for one; the key entered then opens the resource list.
-    expect(seen.withoutKey).toContain('Enter an API key');
-    expect(seen.errorWithoutKey).toContain('NotAuthorized');
-    expect(seen.resources).toEqual(expect.arrayContaining(['Person', 'Service.Admin.Error', 'Service.Admin.Macro']));
-    expect(seen.personBox).toContain('People we know');
-    expect(seen.personBox).toContain('Age: integer');
-    expect(seen.personBox).toContain('-Adults');
-    expect(seen.personBox).toContain('GET');
+      // Without a key the page asks for one; the key entered then opens the resource list.
+      expect(seen.withoutKey).toContain('Enter an API key');
+      expect(seen.errorWithoutKey).toContain('NotAuthorized');
+      expect(seen.resources).toEqual(expect.arrayContaining(['Person', 'Service.Admin.Error', 'Service.Admin.Macro']));
+      expect(seen.personBox).toContain('People we know');
+      expect(seen.personBox).toContain('Age: integer');
+      expect(seen.personBox).toContain('-Adults');
+      expect(seen.personBox).toContain('GET');
 
-    // Paging over Age>=18 ordered by Age: 13 adults (12 from PEOPLE, and R&D), 10 per page.
-    expect(seen.columns).toEqual(['Id', 'Name', 'Age']);
-    expect(seen.firstPage).toEqual(PEOPLE.filter((p) => p.Age >= 18).slice(0, 10).map((p) => p.Name));
-    expect(seen.secondStatus).toBe('Rows 11-13');
-    expect(seen.secondPage).toEqual([...PEOPLE.filter((p) => p.Age >= 18).slice(10).map((p) => p.Name), 'R&D']);
-    expect(seen.nextDisabledAtEnd).toBe(true);
+      // Paging over Age>=18 ordered by Age: 13 adults (12 from PEOPLE, and R&D), 10 per page.
+      expect(seen.columns).toEqual(['Id', 'Name', 'Age']);
+      expect(seen.firstPage).toEqual(
+        PEOPLE.filter((p) => p.Age >= 18)
+          .slice(0, 10)
+          .map((p) => p.Name),
+      );
+      expect(seen.secondStatus).toBe('Rows 11-13');
+      expect(seen.secondPage).toEqual([
+        ...PEOPLE.filter((p) => p.Age >= 18)
+          .slice(10)
+          .map((p) => p.Name),
+        'R&D',
+      ]);
+      expect(seen.nextDisabledAtEnd).toBe(true);
 
-    expect(seen.error).toContain('UnknownProperty');
-    expect(seen.errorRecordUri).toMatch(/^\/Service\.Admin\.Error\/id=/);
-    expect(seen.errorRecordColumns).toEqual(expect.arrayContaining(['Id', 'ErrorCode', 'Uri']));
-    expect(seen.encodedValue).toEqual(['99', 'R&D', '40']);
+      expect(seen.error).toContain('UnknownProperty');
+      expect(seen.errorRecordUri).toMatch(/^\/Service\.Admin\.Error\/id=/);
+      expect(seen.errorRecordColumns).toEqual(expect.arrayContaining(['Id', 'ErrorCode', 'Uri']));
+      expect(seen.encodedValue).toEqual(['99', 'R&D', '40']);
 
-    expect(seen.downloadStatus).toMatch(/^Downloaded Person_\d{12}\.jsonl \(\d+ bytes\)$/);
-    expect(seen.downloads).toHaveLength(2);
-    expect(seen.downloads).toEqual(expect.arrayContaining([expect.stringMatching(/^Person_\d{12}\.jsonl$/), expect.stringMatching(/^Person_\d{12}\.xlsx$/)]));
-    // The key stays in the page's memory, and nothing is fetched from other hosts.
-    expect(seen.storage).toEqual({ local: 0, session: 0, cookie: '' });
-    expect(seen.foreign).toEqual([]);
-  } finally {
-    server.close();
-    await service.close();
-    await rm(downloads, { recursive: true, force: true });
-  }
-}, 90000);
+      expect(seen.downloadStatus).toMatch(/^Downloaded Person_\d{12}\.jsonl \(\d+ bytes\)$/);
+      expect(seen.downloads).toHaveLength(2);
+      expect(seen.downloads).toEqual(
+        expect.arrayContaining([expect.stringMatching(/^Person_\d{12}\.jsonl$/), expect.stringMatching(/^Person_\d{12}\.xlsx$/)]),
+      );
+      // The key stays in the page's memory, and nothing is fetched from other hosts.
+      expect(seen.storage).toEqual({ local: 0, session: 0, cookie: '' });
+      expect(seen.foreign).toEqual([]);
+    } finally {
+      server.close();
+      await service.close();
+      await rm(downloads, { recursive: true, force: true });
+    }
+  },
+  90000,
+);

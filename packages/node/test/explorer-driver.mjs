@@ -5,23 +5,41 @@ import { readdir } from 'node:fs/promises';
 import puppeteer from 'puppeteer-core';
 
 const [executablePath, url, downloads, screenshot] = process.argv.slice(2);
-const browser = await puppeteer.launch({ executablePath, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+const browser = await puppeteer.launch({
+  executablePath,
+  headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+});
 const seen = {};
 try {
   const page = await browser.newPage();
   await page.setViewport({ width: 1280, height: 760 });
   const origin = new URL(url).origin;
   const foreign = [];
-  page.on('request', (r) => { if (!r.url().startsWith(origin) && !r.url().startsWith('blob:')) foreign.push(r.url()); });
+  page.on('request', (r) => {
+    if (!r.url().startsWith(origin) && !r.url().startsWith('blob:')) foreign.push(r.url());
+  });
   page.on('pageerror', (e) => process.stderr.write(`page error: ${e.message}\n`));
   page.on('console', (m) => process.stderr.write(`page console: ${m.text()}\n`));
   const cdp = await page.createCDPSession();
   await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: downloads });
   const text = (sel) => page.$eval(sel, (e) => e.textContent);
-  const statusIs = (pattern) => page.waitForFunction((p) => new RegExp(p).test(document.getElementById('status').textContent), { timeout: 10000 }, pattern)
-    .catch(async (e) => { throw new Error(`status never matched ${pattern}: '${await text('#status')}', error '${await text('#error')}', uri '${await page.$eval('#uri', (u) => u.value)}' (${e.message})`); });
+  const statusIs = (pattern) =>
+    page
+      .waitForFunction((p) => new RegExp(p).test(document.getElementById('status').textContent), { timeout: 10000 }, pattern)
+      .catch(async (e) => {
+        throw new Error(
+          `status never matched ${pattern}: '${await text('#status')}', error '${await text('#error')}', uri '${await page.$eval('#uri', (u) => u.value)}' (${e.message})`,
+        );
+      });
   const run = async (uri) => {
-    await page.$eval('#uri', (e, v) => { e.value = v; }, uri);
+    await page.$eval(
+      '#uri',
+      (e, v) => {
+        e.value = v;
+      },
+      uri,
+    );
     await page.click('#run');
   };
 
@@ -72,7 +90,8 @@ try {
   await page.click('#jsonl');
   await statusIs('^Downloaded .*jsonl');
   seen.downloadStatus = await text('#status');
-  for (let i = 0; i < 50 && (await readdir(downloads)).filter((f) => !f.endsWith('.crdownload')).length < 2; i++) await new Promise((r) => setTimeout(r, 100));
+  for (let i = 0; i < 50 && (await readdir(downloads)).filter((f) => !f.endsWith('.crdownload')).length < 2; i++)
+    await new Promise((r) => setTimeout(r, 100));
   seen.downloads = (await readdir(downloads)).sort();
 
   seen.storage = await page.evaluate(() => ({ local: localStorage.length, session: sessionStorage.length, cookie: document.cookie }));

@@ -47,13 +47,18 @@ afterEach(async () => {
 
 function send(port: number, sent: Sent): Promise<Reply> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method: sent.method ?? 'GET', path: sent.path, headers: sent.headers, agent: sent.agent ?? false }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk) => { text += chunk; });
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, text, socket: req.socket! }));
-      res.on('error', reject);
-    });
+    const req = http.request(
+      { host: '127.0.0.1', port, method: sent.method ?? 'GET', path: sent.path, headers: sent.headers, agent: sent.agent ?? false },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk) => {
+          text += chunk;
+        });
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, text, socket: req.socket! }));
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     const chunks = sent.body === undefined ? [] : Array.isArray(sent.body) ? sent.body : [sent.body];
     (async () => {
@@ -149,14 +154,22 @@ describe('request bodies are streamed into the service', () => {
     });
     expect(r.status).toBe(201);
     expect(JSON.parse(r.text).InsertedCount).toBe(2);
-    expect(storage.all().slice(3)).toEqual([{ Id: 't4', Value: 40 }, { Id: 't5', Value: 50 }]);
+    expect(storage.all().slice(3)).toEqual([
+      { Id: 't4', Value: 40 },
+      { Id: 't5', Value: 50 },
+    ]);
   });
 
   test('a body with Content-Length is read', async () => {
     const { service, storage } = sensors();
     const port = await start(service);
     const body = JSON.stringify({ Value: 13 });
-    const r = await send(port, { method: 'PATCH', path: '/Lab.Sensor/Id=t1', headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }, body });
+    const r = await send(port, {
+      method: 'PATCH',
+      path: '/Lab.Sensor/Id=t1',
+      headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) },
+      body,
+    });
     expect(r.status).toBe(200);
     expect(storage.all()[0]).toEqual({ Id: 't1', Value: 13 });
   });
@@ -176,7 +189,12 @@ describe('request bodies are streamed into the service', () => {
     service.addResource({ name: 'Lab.Sensor' });
     const port = await start(service);
     const chunk = 'x'.repeat(10_000);
-    const r = await send(port, { method: 'POST', path: '/Lab.Sensor', headers: { 'content-type': 'application/json', ...headers }, body: Array.from({ length: 20 }, () => chunk) });
+    const r = await send(port, {
+      method: 'POST',
+      path: '/Lab.Sensor',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: Array.from({ length: 20 }, () => chunk),
+    });
     expect(r.status).toBe(413);
     expect(JSON.parse(r.text).ErrorCode).toBe('PayloadTooLarge');
   });
@@ -225,13 +243,21 @@ describe('connections are kept alive between requests', () => {
     const server = createServer(service);
     servers.push(server);
     let connections = 0;
-    server.on('connection', () => { connections++; });
+    server.on('connection', () => {
+      connections++;
+    });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as AddressInfo).port;
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     try {
       const first = await send(port, { path: '/Lab.Sensor', agent });
-      const post = await send(port, { method: 'POST', path: '/Lab.Sensor', headers: { 'content-type': 'application/json' }, body: '{"Id":"t9","Value":9}', agent });
+      const post = await send(port, {
+        method: 'POST',
+        path: '/Lab.Sensor',
+        headers: { 'content-type': 'application/json' },
+        body: '{"Id":"t9","Value":9}',
+        agent,
+      });
       const error = await send(port, { path: '/Lab.Nothing', agent });
       const last = await send(port, { path: '/Lab.Sensor/Id=t9', headers: RAW, agent });
       expect([first.status, post.status, error.status, last.status]).toEqual([200, 201, 404, 200]);
@@ -327,7 +353,7 @@ describe('streamed response bodies', () => {
   });
 });
 
-describe('the context option hands the app\'s per-request context to the service', () => {
+describe("the context option hands the app's per-request context to the service", () => {
   test('authenticate sees what context(req, res) returned', async () => {
     const port = await start(userService(), { context: (req) => ({ user: req.headers['x-user'] }) });
     expect((await send(port, { path: '/Product', headers: { 'x-user': 'ann' } })).status).toBe(200);
@@ -340,10 +366,15 @@ describe('downloads of resources named outside Latin-1 (RFC 6266)', () => {
     const service = createService();
     service.addResource({ name: '日本', storage: new MemoryStorage([{ Id: 1 }]) });
     const port = await start(service);
-    for (const [accept, ext] of [['excel', 'xlsx'], ['jl', 'jsonl']]) {
+    for (const [accept, ext] of [
+      ['excel', 'xlsx'],
+      ['jl', 'jsonl'],
+    ]) {
       const r = await send(port, { path: `/${encodeURIComponent('日本')}`, headers: { accept } });
       expect(r.status).toBe(200);
-      expect(r.headers['content-disposition']).toMatch(new RegExp(`^attachment; filename="___\\d{12}\\.${ext}"; filename\\*=UTF-8''%E6%97%A5%E6%9C%AC_\\d{12}\\.${ext}$`));
+      expect(r.headers['content-disposition']).toMatch(
+        new RegExp(`^attachment; filename="___\\d{12}\\.${ext}"; filename\\*=UTF-8''%E6%97%A5%E6%9C%AC_\\d{12}\\.${ext}$`),
+      );
     }
   });
 });

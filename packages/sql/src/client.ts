@@ -31,7 +31,10 @@ export function sessionFor(client: SqlClient): Session {
   return singleConnection(client);
 }
 
-const rowsOf = (c: SqlClient) => async (text: string, params: string[] = []) => (await c.query(text, params)).rows;
+const rowsOf =
+  (c: SqlClient) =>
+  async (text: string, params: string[] = []) =>
+    (await c.query(text, params)).rows;
 
 function transactional(client: TransactionalClient): Session {
   return { query: rowsOf(client), transaction: (fn) => client.transaction((tx) => fn(rowsOf(tx))) };
@@ -51,7 +54,9 @@ function pooled(pool: PoolClient): Session {
         return result;
       } catch (e) {
         // A connection whose ROLLBACK failed is in an unknown state: the pool must drop it.
-        await query('ROLLBACK').catch(() => { broken = true; });
+        await query('ROLLBACK').catch(() => {
+          broken = true;
+        });
         throw e;
       } finally {
         connection.release(broken);
@@ -79,17 +84,18 @@ function singleConnection(client: SqlClient): Session {
   const query = rowsOf(client);
   return {
     query: (text, params) => exclusive(() => query(text, params)),
-    transaction: (fn) => exclusive(async () => {
-      await query('BEGIN');
-      try {
-        const result = await fn(query);
-        await query('COMMIT');
-        return result;
-      } catch (e) {
-        await query('ROLLBACK').catch(() => undefined);
-        throw e;
-      }
-    }),
+    transaction: (fn) =>
+      exclusive(async () => {
+        await query('BEGIN');
+        try {
+          const result = await fn(query);
+          await query('COMMIT');
+          return result;
+        } catch (e) {
+          await query('ROLLBACK').catch(() => undefined);
+          throw e;
+        }
+      }),
   };
 }
 

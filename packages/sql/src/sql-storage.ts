@@ -1,4 +1,12 @@
-import { compileConditions, ServiceError, type Entity, type SelectQuery, type SelectResult, type Storage, type WriteBatch } from '@resourcery/core';
+import {
+  compileConditions,
+  ServiceError,
+  type Entity,
+  type SelectQuery,
+  type SelectResult,
+  type Storage,
+  type WriteBatch,
+} from '@resourcery/core';
 import { sessionFor, type Session, type SqlClient } from './client.js';
 import { quoteTableName } from './table-name.js';
 import { Params, translateConditions, translateOrder, type ConditionsSql } from './translate.js';
@@ -44,12 +52,22 @@ function refusal(e: unknown): unknown {
   const code = (e as { code?: string }).code ?? '';
   const detail = (e as { column?: string }).column ? ` (property '${(e as { column?: string }).column}')` : '';
   if (UNSTORABLE.has(code)) {
-    return new ServiceError('InvalidResourceEntity', `The SQL storage cannot store this entity: ${(e as Error).message} (NUL characters and unpaired surrogates cannot be stored)`);
+    return new ServiceError(
+      'InvalidResourceEntity',
+      `The SQL storage cannot store this entity: ${(e as Error).message} (NUL characters and unpaired surrogates cannot be stored)`,
+    );
   }
-  if (code === '23505' || code === '23P01') return new ServiceError('Conflict', 'An entity with the same unique value is already stored; nothing was written');
-  if (code === '23503') return new ServiceError('Conflict', 'The entity refers to, or is referred to by, data that does not allow this change; nothing was written');
-  if (code.startsWith('23')) return new ServiceError('InvalidResourceEntity', `The entity breaks a rule of the database table${detail}; nothing was written`);
-  if (code.startsWith('22')) return new ServiceError('InvalidResourceEntity', `A value of the entity does not fit the database table${detail}; nothing was written`);
+  if (code === '23505' || code === '23P01')
+    return new ServiceError('Conflict', 'An entity with the same unique value is already stored; nothing was written');
+  if (code === '23503')
+    return new ServiceError(
+      'Conflict',
+      'The entity refers to, or is referred to by, data that does not allow this change; nothing was written',
+    );
+  if (code.startsWith('23'))
+    return new ServiceError('InvalidResourceEntity', `The entity breaks a rule of the database table${detail}; nothing was written`);
+  if (code.startsWith('22'))
+    return new ServiceError('InvalidResourceEntity', `A value of the entity does not fit the database table${detail}; nothing was written`);
   return e;
 }
 
@@ -119,7 +137,10 @@ export class SqlStorage implements Storage {
     const params = new Params();
     const conditions = translateConditions(query.conditions, params);
     if (conditions.exact) {
-      const rows = await this.session.query(`SELECT count(*)::text AS n FROM ${source(this.quoted, params.columns)}${where(conditions)}`, params.values);
+      const rows = await this.session.query(
+        `SELECT count(*)::text AS n FROM ${source(this.quoted, params.columns)}${where(conditions)}`,
+        params.values,
+      );
       return Number(rows[0].n);
     }
     const predicate = query.predicate ?? compileConditions(query.conditions);
@@ -136,7 +157,9 @@ export class SqlStorage implements Storage {
    */
   async changeToken(): Promise<string> {
     await this.ready();
-    const rows = await this.session.query(`SELECT count(*)::text || ':' || coalesce(sum(version), 0)::text || ':' || coalesce(max(id), 0)::text AS t FROM ${this.quoted}`);
+    const rows = await this.session.query(
+      `SELECT count(*)::text || ':' || coalesce(sum(version), 0)::text || ':' || coalesce(max(id), 0)::text AS t FROM ${this.quoted}`,
+    );
     return rows[0].t;
   }
 
@@ -200,7 +223,10 @@ export class SqlStorage implements Storage {
     let result: Awaited<ReturnType<typeof run>>;
     try {
       // A single INSERT is atomic by itself; anything that may need a rollback runs in a transaction.
-      result = updates.size === 0 && deletes.size === 0 ? await run((text, params) => this.session.query(text, params)) : await this.session.transaction(run);
+      result =
+        updates.size === 0 && deletes.size === 0
+          ? await run((text, params) => this.session.query(text, params))
+          : await this.session.transaction(run);
     } catch (e) {
       throw refusal(e);
     }

@@ -21,7 +21,11 @@ export function quoteTableName(name: string): string {
  */
 export function tableNameFor(resourceName: string, prefix = 'resourcery_'): string {
   let name = (prefix + resourceName).toLowerCase().replace(/[^a-z0-9_]+/g, '_');
-  if (name.length > 63) name = `${name.slice(0, 54)}_${createHash('sha256').update(prefix + resourceName).digest('hex').slice(0, 8)}`;
+  if (name.length > 63)
+    name = `${name.slice(0, 54)}_${createHash('sha256')
+      .update(prefix + resourceName)
+      .digest('hex')
+      .slice(0, 8)}`;
   quoteTableName(name);
   return name;
 }

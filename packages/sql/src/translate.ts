@@ -226,7 +226,8 @@ function testSql(c: string, op: Operator, literal: Literal, params: Params): Tes
     branches.push(`WHEN 'string' THEN ${dateTest(str, sqlOp, literal.text, literal.date, params)}`);
     exact = false;
   } else {
-    if (literal.boolean !== undefined) branches.push(`WHEN 'boolean' THEN (${c})::boolean ${sqlOp} ${params.add(String(literal.boolean))}::boolean`);
+    if (literal.boolean !== undefined)
+      branches.push(`WHEN 'boolean' THEN (${c})::boolean ${sqlOp} ${params.add(String(literal.boolean))}::boolean`);
     branches.push(`WHEN 'string' THEN ${str} ${sqlOp} ${params.add(text)}`);
   }
   return { sql: `CASE jsonb_typeof(${c}) ${branches.join(' ')} ELSE ${mismatch} END`, exact };
@@ -269,6 +270,8 @@ function realDay(s: string): string {
   const month = `substr(${s}, 6, 2)`;
   const day = `substr(${s}, 9, 2)`;
   const year = `substr(${s}, 1, 4)::int`;
-  return `CASE WHEN ${day} <= '28' THEN TRUE WHEN ${month} <> '02' THEN ${day} <= '30' OR ${month} IN ('01','03','05','07','08','10','12') ` +
-    `ELSE ${day} = '29' AND (${year} % 4 = 0 AND (${year} % 100 <> 0 OR ${year} % 400 = 0)) END`;
+  return (
+    `CASE WHEN ${day} <= '28' THEN TRUE WHEN ${month} <> '02' THEN ${day} <= '30' OR ${month} IN ('01','03','05','07','08','10','12') ` +
+    `ELSE ${day} = '29' AND (${year} % 4 = 0 AND (${year} % 100 <> 0 OR ${year} % 400 = 0)) END`
+  );
 }

@@ -10,12 +10,15 @@ import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 
-const freePort = () => new Promise((resolve, reject) => {
-  const server = createServer().listen(0, '127.0.0.1', () => {
-    const { port } = server.address();
-    server.close(() => resolve(port));
-  }).on('error', reject);
-});
+const freePort = () =>
+  new Promise((resolve, reject) => {
+    const server = createServer()
+      .listen(0, '127.0.0.1', () => {
+        const { port } = server.address();
+        server.close(() => resolve(port));
+      })
+      .on('error', reject);
+  });
 
 const dir = mkdtempSync(join(tmpdir(), 'resourcery-pg-'));
 // The server's own user must reach the data directory inside it.
@@ -23,14 +26,24 @@ chmodSync(dir, 0o755);
 const port = await freePort();
 const password = 'resourcery';
 const server = new EmbeddedPostgres({
-  databaseDir: join(dir, 'data'), port, user: 'postgres', password, persistent: false,
-  createPostgresUser: userInfo().uid === 0, onLog: () => {}, onError: () => {},
+  databaseDir: join(dir, 'data'),
+  port,
+  user: 'postgres',
+  password,
+  persistent: false,
+  createPostgresUser: userInfo().uid === 0,
+  onLog: () => {},
+  onError: () => {},
 });
 let stopping = null;
-const stop = () => (stopping ??= server.stop().catch(() => {}).finally(() => {
-  rmSync(dir, { recursive: true, force: true });
-  process.exit(0);
-}));
+const stop = () =>
+  (stopping ??= server
+    .stop()
+    .catch(() => {})
+    .finally(() => {
+      rmSync(dir, { recursive: true, force: true });
+      process.exit(0);
+    }));
 process.on('SIGTERM', stop);
 process.on('SIGINT', stop);
 process.stdin.on('end', stop);

@@ -44,28 +44,50 @@ export function sqlSuite(open: () => Promise<Backend>): void {
     fc.double().map(String),
   );
   const conditionArb = fc.tuple(locatorArb, fc.constantFrom(...OPERATORS), valueArb).map(([l, o, v]) => condition(l, o, v));
-  const metaArb = fc.record({
-    order: fc.option(fc.tuple(fc.constantFrom('order_asc', 'order_desc'), locatorArb), { nil: undefined }),
-    offset: fc.option(fc.integer({ min: 0, max: 6 }), { nil: undefined }),
-    limit: fc.option(fc.integer({ min: 0, max: 6 }), { nil: undefined }),
-    select: fc.option(fc.constantFrom('Id', 'Id,Name', 'Name,Age'), { nil: undefined }),
-  }).map((m) => [m.order && `${m.order[0]}=${encodeURIComponent(m.order[1])}`, m.offset !== undefined && `offset=${m.offset}`, m.limit !== undefined && `limit=${m.limit}`, m.select && `select=${m.select}`].filter(Boolean).join('&'));
+  const metaArb = fc
+    .record({
+      order: fc.option(fc.tuple(fc.constantFrom('order_asc', 'order_desc'), locatorArb), { nil: undefined }),
+      offset: fc.option(fc.integer({ min: 0, max: 6 }), { nil: undefined }),
+      limit: fc.option(fc.integer({ min: 0, max: 6 }), { nil: undefined }),
+      select: fc.option(fc.constantFrom('Id', 'Id,Name', 'Name,Age'), { nil: undefined }),
+    })
+    .map((m) =>
+      [
+        m.order && `${m.order[0]}=${encodeURIComponent(m.order[1])}`,
+        m.offset !== undefined && `offset=${m.offset}`,
+        m.limit !== undefined && `limit=${m.limit}`,
+        m.select && `select=${m.select}`,
+      ]
+        .filter(Boolean)
+        .join('&'),
+    );
 
   /** JSON values of every type; strings PostgreSQL can store (no NUL). */
   const jsonValueArb: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
     value: fc.oneof(
       { depthSize: 'small', withCrossShrink: true },
-      fc.constant(null), fc.boolean(), fc.integer({ min: -40, max: 40 }), fc.double({ noNaN: true, noDefaultInfinity: true }),
-      fc.string({ unit: 'grapheme', maxLength: 5 }).filter((t) => !t.includes('\0')), fc.constantFrom(...VALUES.filter((v) => !v.includes('\0'))),
-      fc.array(tie('value'), { maxLength: 3 }), fc.dictionary(fc.constantFrom('City', 'city', 'Zip', 'Length', '0'), tie('value'), { maxKeys: 2 }),
+      fc.constant(null),
+      fc.boolean(),
+      fc.integer({ min: -40, max: 40 }),
+      fc.double({ noNaN: true, noDefaultInfinity: true }),
+      fc.string({ unit: 'grapheme', maxLength: 5 }).filter((t) => !t.includes('\0')),
+      fc.constantFrom(...VALUES.filter((v) => !v.includes('\0'))),
+      fc.array(tie('value'), { maxLength: 3 }),
+      fc.dictionary(fc.constantFrom('City', 'city', 'Zip', 'Length', '0'), tie('value'), { maxKeys: 2 }),
     ),
   })).value;
 
   /** An entity from a small key pool in any case, no two keys equal ignoring case (the core's own lookup is ambiguous then). */
-  const entityArb = fc.dictionary(locatorArb.map((l) => l.split('.')[0]).filter((k) => !k.includes('\0')), jsonValueArb, { maxKeys: 5 }).map((e) => {
-    const seen = new Set<string>();
-    return Object.fromEntries(Object.entries(e).filter(([k]) => !seen.has(k.toLowerCase()) && seen.add(k.toLowerCase())));
-  });
+  const entityArb = fc
+    .dictionary(
+      locatorArb.map((l) => l.split('.')[0]).filter((k) => !k.includes('\0')),
+      jsonValueArb,
+      { maxKeys: 5 },
+    )
+    .map((e) => {
+      const seen = new Set<string>();
+      return Object.fromEntries(Object.entries(e).filter(([k]) => !seen.has(k.toLowerCase()) && seen.add(k.toLowerCase())));
+    });
 
   describe('push-down answers every query exactly like MemoryStorage', () => {
     let memory: Service;
@@ -87,7 +109,8 @@ export function sqlSuite(open: () => Promise<Backend>): void {
     test('every locator with every operator against typed, quoted, null and date values', async () => {
       for (const locator of LOCATORS) {
         for (const op of OPERATORS) {
-          for (const value of ['null', '30', "'Ann'", 'Ann', 'true', '2024-02-29T12:00:00Z', '3']) await expectSame(`/Person/${condition(locator, op, value)}`);
+          for (const value of ['null', '30', "'Ann'", 'Ann', 'true', '2024-02-29T12:00:00Z', '3'])
+            await expectSame(`/Person/${condition(locator, op, value)}`);
         }
       }
     });
@@ -95,7 +118,8 @@ export function sqlSuite(open: () => Promise<Backend>): void {
     test('every value with every operator on the mixed-type properties', async () => {
       for (const value of VALUES) {
         for (const op of OPERATORS) {
-          for (const locator of ['Name', 'Age', 'Zip', 'Born', 'Score', 'Tags.Length']) await expectSame(`/Person/${condition(locator, op, value)}`);
+          for (const locator of ['Name', 'Age', 'Zip', 'Born', 'Score', 'Tags.Length'])
+            await expectSame(`/Person/${condition(locator, op, value)}`);
         }
       }
     });
@@ -131,14 +155,23 @@ export function sqlSuite(open: () => Promise<Backend>): void {
   describe('push-down answers like MemoryStorage on generated data sets', () => {
     test('random entities (mixed types, nesting, key case) under random queries, GET and REPORT', async () => {
       await fc.assert(
-        fc.asyncProperty(fc.array(entityArb, { maxLength: 8 }), fc.array(conditionArb, { maxLength: 2 }), metaArb, async (entities, items, m) => {
-          const memory = serviceOn(new MemoryStorage(structuredClone(entities)));
-          const sql = serviceOn(await seeded(entities));
-          const uri = `/Person/${items.length ? items.join('&') : '_'}${m ? `/${m}` : ''}`;
-          for (const method of ['GET', 'REPORT']) {
-            expect({ method, uri, ...(comparable(await call(sql, method, uri)) as object) }).toEqual({ method, uri, ...(comparable(await call(memory, method, uri)) as object) });
-          }
-        }),
+        fc.asyncProperty(
+          fc.array(entityArb, { maxLength: 8 }),
+          fc.array(conditionArb, { maxLength: 2 }),
+          metaArb,
+          async (entities, items, m) => {
+            const memory = serviceOn(new MemoryStorage(structuredClone(entities)));
+            const sql = serviceOn(await seeded(entities));
+            const uri = `/Person/${items.length ? items.join('&') : '_'}${m ? `/${m}` : ''}`;
+            for (const method of ['GET', 'REPORT']) {
+              expect({ method, uri, ...(comparable(await call(sql, method, uri)) as object) }).toEqual({
+                method,
+                uri,
+                ...(comparable(await call(memory, method, uri)) as object),
+              });
+            }
+          },
+        ),
         { numRuns: 150 },
       );
     });
@@ -229,7 +262,10 @@ export function sqlSuite(open: () => Promise<Backend>): void {
     test('an entity PostgreSQL cannot store (a NUL character) is a 400 and its batch stores nothing', async () => {
       const service = serviceOn(sqlStorage());
       await call(service, 'POST', '/Person', [{ Id: 1, Name: 'a' }]);
-      const reply = await call(service, 'POST', '/Person/_/safepost=Id', [{ Id: 1, Name: 'changed' }, { Id: 2, Name: 'nul\u0000' }]);
+      const reply = await call(service, 'POST', '/Person/_/safepost=Id', [
+        { Id: 1, Name: 'changed' },
+        { Id: 2, Name: 'nul\u0000' },
+      ]);
       expect(comparable(reply)).toEqual({ status: 400, code: 'InvalidResourceEntity' });
       expect((await call(service, 'GET', '/Person')).json).toEqual([{ Id: 1, Name: 'a' }]);
     });
@@ -289,10 +325,13 @@ export function sqlSuite(open: () => Promise<Backend>): void {
   });
 
   describe('scale-out: services sharing the database behave as one', () => {
-    test('two services on one table see each other\'s writes', async () => {
+    test("two services on one table see each other's writes", async () => {
       const table = freshTable();
       const [a, b] = [serviceOn(createSqlStorage({ client: db, table })), serviceOn(createSqlStorage({ client: db, table }))];
-      await call(a, 'POST', '/Person', [{ Id: 1, Name: 'Ann' }, { Id: 2, Name: 'Bo' }]);
+      await call(a, 'POST', '/Person', [
+        { Id: 1, Name: 'Ann' },
+        { Id: 2, Name: 'Bo' },
+      ]);
       await call(b, 'PATCH', '/Person/name=Bo', { Age: 25 });
       await call(b, 'DELETE', '/Person/Id=1');
       expect((await call(a, 'GET', '/Person')).json).toEqual([{ Id: 2, Name: 'Bo', Age: 25 }]);
@@ -304,7 +343,10 @@ export function sqlSuite(open: () => Promise<Backend>): void {
       const [a, b] = [createService(options), createService(options)];
       for (const s of [a, b]) s.addResource({ name: 'Person', storage: createSqlStorage({ client: db, table: `${prefix}person` }) });
       try {
-        await call(a, 'POST', '/Person', [{ Name: 'Ann', Age: 30 }, { Name: 'Bo', Age: 25 }]);
+        await call(a, 'POST', '/Person', [
+          { Name: 'Ann', Age: 30 },
+          { Name: 'Bo', Age: 25 },
+        ]);
         expect((await call(a, 'POST', '/Service.Admin.Macro', { Name: 'adults', Uri: '/Person/Age>=30' })).status).toBe(201);
         expect((await call(b, 'GET', '/$adults/_/select=Name')).json).toEqual([{ Name: 'Ann' }]);
         const failed = await call(a, 'GET', '/Nobody');
@@ -324,8 +366,13 @@ export function sqlSuite(open: () => Promise<Backend>): void {
         s.addResource({ name: 'Log', storage: createSqlStorage({ client: db, table: `${prefix}log` }), events: false });
       }
       try {
-        expect((await call(a, 'POST', '/Service.Admin.Webhook', { Destination: '/Log', EventSelector: '/Person.Inserted/Age>=18' })).status).toBe(201);
-        await call(b, 'POST', '/Person', [{ Name: 'Ann', Age: 30 }, { Name: 'Kid', Age: 9 }]);
+        expect(
+          (await call(a, 'POST', '/Service.Admin.Webhook', { Destination: '/Log', EventSelector: '/Person.Inserted/Age>=18' })).status,
+        ).toBe(201);
+        await call(b, 'POST', '/Person', [
+          { Name: 'Ann', Age: 30 },
+          { Name: 'Kid', Age: 9 },
+        ]);
         await b.webhooks.idle();
         expect((await call(a, 'GET', '/Log')).json).toEqual([{ Name: 'Ann', Age: 30 }]);
         const outbox = createSqlStorage({ client: db, table: tableNameFor('Service.Admin.WebhookOutbox', prefix) });
@@ -336,7 +383,7 @@ export function sqlSuite(open: () => Promise<Backend>): void {
     });
   });
 
-  describe('admin state: another instance\'s change is in force within 1 s', () => {
+  describe("admin state: another instance's change is in force within 1 s", () => {
     const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     function instances(prefix: string) {
       const options = { adminStorage: (name: string) => createSqlStorage({ client: db, table: tableNameFor(name, prefix) }) };
@@ -351,7 +398,10 @@ export function sqlSuite(open: () => Promise<Backend>): void {
     test('a macro made, changed and deleted on A: B follows within 1 s, though it had cached the macros', async () => {
       const { a, b } = instances(`macro${++tables}_`);
       try {
-        await call(a, 'POST', '/Person', [{ Name: 'Ann', Age: 30 }, { Name: 'Bo', Age: 25 }]);
+        await call(a, 'POST', '/Person', [
+          { Name: 'Ann', Age: 30 },
+          { Name: 'Bo', Age: 25 },
+        ]);
         expect(comparable(await call(b, 'GET', '/$adults'))).toEqual({ status: 404, code: 'UnknownMacro' });
         expect((await call(a, 'POST', '/Service.Admin.Macro', { Name: 'adults', Uri: '/Person/Age>=30' })).status).toBe(201);
         await wait(1000);
@@ -372,7 +422,10 @@ export function sqlSuite(open: () => Promise<Backend>): void {
       try {
         expect(comparable(await call(b, 'GET', '/$x'))).toEqual({ status: 404, code: 'UnknownMacro' });
         expect((await call(a, 'POST', '/Service.Admin.Macro', { Name: 'x', Uri: '/Person' })).status).toBe(201);
-        expect(comparable(await call(b, 'POST', '/Service.Admin.Macro', { Name: 'X', Uri: '/Log' }))).toEqual({ status: 400, code: 'InvalidResourceEntity' });
+        expect(comparable(await call(b, 'POST', '/Service.Admin.Macro', { Name: 'X', Uri: '/Log' }))).toEqual({
+          status: 400,
+          code: 'InvalidResourceEntity',
+        });
       } finally {
         await Promise.all([a.close(), b.close()]);
       }
@@ -380,7 +433,10 @@ export function sqlSuite(open: () => Promise<Backend>): void {
 
     test('the error-record cap holds for all instances together', async () => {
       const prefix = `errors${++tables}_`;
-      const options = { maxErrorRecords: 3, adminStorage: (name: string) => createSqlStorage({ client: db, table: tableNameFor(name, prefix) }) };
+      const options = {
+        maxErrorRecords: 3,
+        adminStorage: (name: string) => createSqlStorage({ client: db, table: tableNameFor(name, prefix) }),
+      };
       const [a, b] = [createService(options), createService(options)];
       try {
         // Neither instance alone writes more than the cap.
@@ -399,7 +455,9 @@ export function sqlSuite(open: () => Promise<Backend>): void {
       const { a, b } = instances(`early${++tables}_`);
       try {
         await call(b, 'POST', '/Person', { Name: 'Before', Age: 40 });
-        expect((await call(a, 'POST', '/Service.Admin.Webhook', { Destination: '/Log', EventSelector: '/Person.Inserted' })).status).toBe(201);
+        expect((await call(a, 'POST', '/Service.Admin.Webhook', { Destination: '/Log', EventSelector: '/Person.Inserted' })).status).toBe(
+          201,
+        );
         await call(b, 'POST', '/Person', { Name: 'After', Age: 41 });
         await b.webhooks.idle();
         await a.webhooks.idle();
@@ -413,10 +471,15 @@ export function sqlSuite(open: () => Promise<Backend>): void {
   describe('request text is data, never SQL', () => {
     test('quotes, comments and statements in values, locators and order are compared as text', async () => {
       const attack = "x'); DROP TABLE people; --";
-      const storage = await seeded([{ Id: 1, Name: attack }, { Id: 2, Name: 'Bo', [`a"b`]: 1 }]);
+      const storage = await seeded([
+        { Id: 1, Name: attack },
+        { Id: 2, Name: 'Bo', [`a"b`]: 1 },
+      ]);
       const service = serviceOn(storage);
       expect((await call(service, 'GET', `/Person/Name=${encodeURIComponent(attack)}/select=Id`)).json).toEqual([{ Id: 1 }]);
-      expect((await call(service, 'GET', `/Person/${encodeURIComponent(`a"b`)}=1/order_asc=${encodeURIComponent("Name'--")}`)).json).toEqual([{ Id: 2, Name: 'Bo', 'a"b': 1 }]);
+      expect(
+        (await call(service, 'GET', `/Person/${encodeURIComponent(`a"b`)}=1/order_asc=${encodeURIComponent("Name'--")}`)).json,
+      ).toEqual([{ Id: 2, Name: 'Bo', 'a"b': 1 }]);
       expect((await call(service, 'GET', `/Person/${encodeURIComponent("Name' OR '1'='1")}!=null`)).status).toBe(204);
       expect(await rows(storage)).toHaveLength(2);
     });

@@ -52,7 +52,11 @@ export async function* streamWorkbook(sheets: readonly SheetSource[]): AsyncGene
   }
 }
 
-async function writeSheets(workbook: import('exceljs').stream.xlsx.WorkbookWriter, sheets: readonly SheetSource[], signal: AbortSignal): Promise<void> {
+async function writeSheets(
+  workbook: import('exceljs').stream.xlsx.WorkbookWriter,
+  sheets: readonly SheetSource[],
+  signal: AbortSignal,
+): Promise<void> {
   for (const sheet of sheets) {
     const worksheet = workbook.addWorksheet(sheet.name, sheet.state ? { state: sheet.state } : undefined);
     let count = 0;

@@ -63,7 +63,8 @@ export class TypesRecorder {
     this.sheets.push(entry);
     const column = (c: number) => {
       let col = entry.columns.get(c);
-      if (col === undefined) entry.columns.set(c, (col = { property: names[c - 1], json: new Ranges(), nulls: new Ranges(), empty: new Ranges() }));
+      if (col === undefined)
+        entry.columns.set(c, (col = { property: names[c - 1], json: new Ranges(), nulls: new Ranges(), empty: new Ranges() }));
       return col;
     };
     return (row, c, value) => {
@@ -122,7 +123,8 @@ export function readTypes(rows: ReadonlyArray<{ number: number; cells: readonly 
     if (column === 0) continue;
     let col = entry.columns.get(column as number);
     if (col === undefined) entry.columns.set(column as number, (col = { property, json: [], nulls: [], empty: [] }));
-    if (!parseRanges(String(json), col.json) || !parseRanges(String(nulls), col.nulls) || !parseRanges(String(empty), col.empty)) return null;
+    if (!parseRanges(String(json), col.json) || !parseRanges(String(nulls), col.nulls) || !parseRanges(String(empty), col.empty))
+      return null;
   }
   return out;
 }

@@ -31,11 +31,16 @@ export const excel: ContentType = {
  */
 function sheetsOf(result: Result): SheetSource[] {
   const types = new TypesRecorder();
-  const sheet = (name: string, entities: readonly Entity[]): SheetSource => ({ name, rows: tableRows(entities, types.sheet(name, propertyNames(entities))) });
+  const sheet = (name: string, entities: readonly Entity[]): SheetSource => ({
+    name,
+    rows: tableRows(entities, types.sheet(name, propertyNames(entities))),
+  });
   const sheets =
-    result.kind === 'entities' ? [sheet('Data', result.entities)]
-    : result.kind === 'change' ? [sheet('Data', result.data), sheet('Summary', [resultSummary(result)])]
-    : [sheet('Summary', [resultSummary(result)])];
+    result.kind === 'entities'
+      ? [sheet('Data', result.entities)]
+      : result.kind === 'change'
+        ? [sheet('Data', result.data), sheet('Summary', [resultSummary(result)])]
+        : [sheet('Summary', [resultSummary(result)])];
   // Rows are made while the sheets above are written, so the record is complete when this sheet is.
   return [...sheets, { name: TYPES_SHEET, state: 'veryHidden', rows: types.rows() }];
 }
@@ -71,15 +76,20 @@ function row(cells: Array<CellValue | undefined>): unknown[] {
  */
 export function toCell(value: unknown): CellValue | undefined {
   switch (typeof value) {
-    case 'string': return value === '' ? { richText: [{ text: '' }] } : escapeCellText(value);
-    case 'number': return Number.isFinite(value) ? value : undefined;
-    case 'boolean': return value;
-    case 'bigint': return String(value);
+    case 'string':
+      return value === '' ? { richText: [{ text: '' }] } : escapeCellText(value);
+    case 'number':
+      return Number.isFinite(value) ? value : undefined;
+    case 'boolean':
+      return value;
+    case 'bigint':
+      return String(value);
     case 'object':
       if (value === null) return undefined;
       if (value instanceof Date) return Number.isNaN(value.getTime()) ? undefined : value.toISOString();
       return escapeCellText(JSON.stringify(value));
-    default: return undefined;
+    default:
+      return undefined;
   }
 }
 

@@ -30,7 +30,10 @@ export function toEntities(value: unknown): Entity[] {
   const items = Array.isArray(value) ? value : [value];
   items.forEach((item, i) => {
     if (!isEntity(item)) {
-      throw new ServiceError('InvalidResourceEntity', Array.isArray(value) ? `Item ${i} of the body is not an object` : 'The body is not an object or an array of objects');
+      throw new ServiceError(
+        'InvalidResourceEntity',
+        Array.isArray(value) ? `Item ${i} of the body is not an object` : 'The body is not an object or an array of objects',
+      );
     }
   });
   return items as Entity[];
@@ -48,10 +51,14 @@ export function isEntityBody(value: unknown): value is Entity | Entity[] {
 
 function writeRaw(result: Result): string {
   switch (result.kind) {
-    case 'entities': return stringifyArray(result.entities);
-    case 'count': return String(result.count);
-    case 'change': return stringifyArray(result.data);
-    default: return '';
+    case 'entities':
+      return stringifyArray(result.entities);
+    case 'count':
+      return String(result.count);
+    case 'change':
+      return stringifyArray(result.data);
+    default:
+      return '';
   }
 }
 
@@ -68,7 +75,8 @@ function writeEnvelope(result: Result, context: WriteContext): string {
       if (result.deleted !== undefined) counts += `,"DeletedCount":${result.deleted}`;
       return `{"Status":"success","Data":${stringifyArray(result.data)},"DataCount":${result.data.length}${counts},"TimeElapsedMs":${context.elapsedMs()}}`;
     }
-    default: return '';
+    default:
+      return '';
   }
 }
 

@@ -87,7 +87,8 @@ export function negotiate<T extends Bindable>(ranges: readonly MediaRange[], can
     let match: { range: MediaRange; position: number; specificity: number } | undefined;
     ranges.forEach((range, position) => {
       const s = specificity(range.type, value.bindings);
-      if (s > 0 && (!match || s > match.specificity || (s === match.specificity && range.q > match.range.q))) match = { range, position, specificity: s };
+      if (s > 0 && (!match || s > match.specificity || (s === match.specificity && range.q > match.range.q)))
+        match = { range, position, specificity: s };
     });
     if (!match || match.range.q === 0) continue;
     if (!best || match.range.q > best.range.q || (match.range.q === best.range.q && match.position < best.position)) {

@@ -33,7 +33,10 @@ export function checkNesting(entities: readonly unknown[], limit: number): void 
   for (let i = 0; i < entities.length; i++) {
     if (nestsDeeperThan(entities[i], limit)) {
       const which = entities.length > 1 ? `Item ${i} of the body` : 'The body';
-      throw new ServiceError('InvalidResourceEntity', `${which} nests objects and arrays deeper than ${limit} levels, the limit (service option maxNestingDepth)`);
+      throw new ServiceError(
+        'InvalidResourceEntity',
+        `${which} nests objects and arrays deeper than ${limit} levels, the limit (service option maxNestingDepth)`,
+      );
     }
   }
 }

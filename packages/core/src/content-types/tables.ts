@@ -12,17 +12,22 @@ export function propertyNames(entities: Iterable<Entity>): string[] {
 /** The entities a result carries: those selected (GET) or written (POST, PUT, PATCH); none for REPORT. */
 export function resultEntities(result: Result): Entity[] {
   switch (result.kind) {
-    case 'entities': return result.entities;
-    case 'change': return result.data;
-    default: return [];
+    case 'entities':
+      return result.entities;
+    case 'change':
+      return result.data;
+    default:
+      return [];
   }
 }
 
 /** The counts of the JSON envelope as one entity: `{Count}` for REPORT, `{DataCount, InsertedCount...}` for changes. */
 export function resultSummary(result: Result): Entity {
   switch (result.kind) {
-    case 'count': return { Count: result.count };
-    case 'entities': return { DataCount: result.entities.length };
+    case 'count':
+      return { Count: result.count };
+    case 'entities':
+      return { DataCount: result.entities.length };
     case 'change': {
       const summary: Entity = { DataCount: result.data.length };
       if (result.inserted !== undefined) summary.InsertedCount = result.inserted;
@@ -30,6 +35,7 @@ export function resultSummary(result: Result): Entity {
       if (result.deleted !== undefined) summary.DeletedCount = result.deleted;
       return summary;
     }
-    default: return {};
+    default:
+      return {};
   }
 }

@@ -43,7 +43,10 @@ export async function openWorkbook(body: Uint8Array, maxUnpackedBytes: number): 
   const entries = zipEntries(body);
   if (entries === null) {
     if (OLE_MAGIC.every((b, i) => body[i] === b)) {
-      throw new WorkbookError('Legacy Excel 97-2003 workbooks (.xls) are not supported: save the file as an Excel workbook (.xlsx)', 'unsupported');
+      throw new WorkbookError(
+        'Legacy Excel 97-2003 workbooks (.xls) are not supported: save the file as an Excel workbook (.xlsx)',
+        'unsupported',
+      );
     }
     throw new WorkbookError('The body is not an Excel workbook (.xlsx): it is not a ZIP file', 'unreadable');
   }
@@ -54,13 +57,20 @@ export async function openWorkbook(body: Uint8Array, maxUnpackedBytes: number): 
     try {
       return (await readEntry(body, entry, budget)).toString('utf8');
     } catch (e) {
-      if (e instanceof ZipError) throw new WorkbookError(e.tooLarge ? `The workbook unpacks to more than ${maxUnpackedBytes} bytes, the limit for spreadsheets` : e.message, e.tooLarge ? 'too-large' : 'unreadable');
+      if (e instanceof ZipError)
+        throw new WorkbookError(
+          e.tooLarge ? `The workbook unpacks to more than ${maxUnpackedBytes} bytes, the limit for spreadsheets` : e.message,
+          e.tooLarge ? 'too-large' : 'unreadable',
+        );
       throw e;
     }
   };
   const mimetype = entries.has('mimetype') ? await read('mimetype') : null;
   if (mimetype !== null && mimetype.includes('opendocument')) {
-    throw new WorkbookError('OpenDocument spreadsheets (.ods) are not supported: save the file as an Excel workbook (.xlsx)', 'unsupported');
+    throw new WorkbookError(
+      'OpenDocument spreadsheets (.ods) are not supported: save the file as an Excel workbook (.xlsx)',
+      'unsupported',
+    );
   }
   const workbookPath = target('', relationships(await read('_rels/.rels')), '/officeDocument') ?? 'xl/workbook.xml';
   const workbook = await read(workbookPath);
@@ -127,7 +137,9 @@ async function sharedStrings(xml: string | null): Promise<string[]> {
 }
 
 /** Built-in number formats that show dates or times (ECMA-376 18.8.30, with the CJK ones). */
-const DATE_FORMAT_IDS = new Set([14, 15, 16, 17, 18, 19, 20, 21, 22, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 45, 46, 47, 50, 51, 52, 53, 54, 55, 56, 57, 58]);
+const DATE_FORMAT_IDS = new Set([
+  14, 15, 16, 17, 18, 19, 20, 21, 22, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 45, 46, 47, 50, 51, 52, 53, 54, 55, 56, 57, 58,
+]);
 
 /** For each cell style index (`s`), whether its number format shows a date. */
 function dateStyles(xml: string | null): boolean[] {
@@ -209,9 +221,12 @@ function cellValue(a: Record<string, string>, content: string, context: SheetCon
       const text = context.strings[Number(raw)];
       return text === undefined ? undefined : { value: text, text: true };
     }
-    case 'str': return { value: cellText(raw), text: true };
-    case 'b': return { value: raw.trim() === '1' || raw.trim().toLowerCase() === 'true', text: false };
-    case 'e': return undefined;
+    case 'str':
+      return { value: cellText(raw), text: true };
+    case 'b':
+      return { value: raw.trim() === '1' || raw.trim().toLowerCase() === 'true', text: false };
+    case 'e':
+      return undefined;
     case 'd': {
       const iso = isoDate(unescapeXml(raw).trim());
       return iso === undefined ? undefined : { value: iso, text: false };

@@ -68,7 +68,12 @@ function directory(bytes: Uint8Array, view: DataView, count: number, offset: num
       if (compressedSize === 0xffffffff) compressedSize = zip64[k++] ?? Infinity;
       if (localHeaderOffset === 0xffffffff) localHeaderOffset = zip64[k] ?? Infinity;
     }
-    entries.set(name.replace(/^\//, '').toLowerCase(), { name, method: view.getUint16(offset + 10, true), compressedSize, localHeaderOffset });
+    entries.set(name.replace(/^\//, '').toLowerCase(), {
+      name,
+      method: view.getUint16(offset + 10, true),
+      compressedSize,
+      localHeaderOffset,
+    });
     offset = nameStart + nameLength + extraLength + commentLength;
   }
   return entries;
@@ -92,18 +97,21 @@ function zip64Fields(view: DataView, start: number, length: number): number[] {
 export async function readEntry(bytes: Uint8Array, entry: ZipEntry, budget: InflateBudget): Promise<Buffer> {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const at = entry.localHeaderOffset;
-  if (!(at + 30 <= bytes.length) || view.getUint32(at, true) !== LOCAL_HEADER) throw new ZipError(`The entry ${entry.name} has no local header`);
+  if (!(at + 30 <= bytes.length) || view.getUint32(at, true) !== LOCAL_HEADER)
+    throw new ZipError(`The entry ${entry.name} has no local header`);
   const start = at + 30 + view.getUint16(at + 26, true) + view.getUint16(at + 28, true);
   const end = start + entry.compressedSize;
   if (!(end <= bytes.length)) throw new ZipError(`The entry ${entry.name} runs past the end of the file`);
   const data = bytes.subarray(start, end);
   if (entry.method === STORED) return take(Buffer.from(data), budget);
-  if (entry.method !== DEFLATED) throw new ZipError(`The entry ${entry.name} uses compression method ${entry.method}, which is not supported`);
+  if (entry.method !== DEFLATED)
+    throw new ZipError(`The entry ${entry.name} uses compression method ${entry.method}, which is not supported`);
   if (budget.remaining <= 0) throw new ZipError('The archive unpacks to more than the limit', true);
   const out = await new Promise<Buffer>((resolve, reject) => {
     inflateRaw(data, { maxOutputLength: budget.remaining }, (error, result) => {
       if (!error) resolve(result);
-      else if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') reject(new ZipError('The archive unpacks to more than the limit', true));
+      else if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE')
+        reject(new ZipError('The archive unpacks to more than the limit', true));
       else reject(new ZipError(`The entry ${entry.name} is damaged: ${error.message}`));
     });
   });

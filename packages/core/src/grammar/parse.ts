@@ -17,8 +17,18 @@ export interface Condition {
 }
 
 export const META_KEYS = [
-  'unsafe', 'limit', 'offset', 'order_asc', 'order_desc', 'select', 'add', 'rename',
-  'distinct', 'search', 'search_regex', 'safepost',
+  'unsafe',
+  'limit',
+  'offset',
+  'order_asc',
+  'order_desc',
+  'select',
+  'add',
+  'rename',
+  'distinct',
+  'search',
+  'search_regex',
+  'safepost',
 ] as const;
 export type MetaKey = (typeof META_KEYS)[number];
 
@@ -70,9 +80,13 @@ function parseUncached(uri: string): ParsedUri {
   if (path.length > 0 && path[0] !== '/') throw new ServiceError('InvalidUriSyntax', `The URI must start with '/': '${short(path)}'`);
   const raw = parseRaw(path);
   // Raised after the resource resolves (like condition errors), so the error record names it.
-  const tooManyParts = raw.extra !== null && raw.extra.text !== ''
-    ? new ServiceError('InvalidUriSyntax', `Too many parts in the URI: a URI has at most /<resource>/<conditions>/<meta-conditions>, but '${short(raw.extra.text)}' follows at position ${raw.extra.offset}`)
-    : null;
+  const tooManyParts =
+    raw.extra !== null && raw.extra.text !== ''
+      ? new ServiceError(
+          'InvalidUriSyntax',
+          `Too many parts in the URI: a URI has at most /<resource>/<conditions>/<meta-conditions>, but '${short(raw.extra.text)}' follows at position ${raw.extra.offset}`,
+        )
+      : null;
   const resource = decode(raw.resource.name, 'resource name');
   const view = raw.resource.view === null ? null : decode(raw.resource.view, 'view name');
   let error: ServiceError | null = tooManyParts ?? queryStringError(uri, path);
@@ -98,7 +112,9 @@ function parseUncached(uri: string): ParsedUri {
     if (!ServiceError.is(e)) throw e;
     error ??= e;
   }
-  return bare === undefined ? { resource, macro: raw.resource.macro, view: view === '' ? null : view, conditions, meta, error } : { resource, macro: raw.resource.macro, view: view === '' ? null : view, conditions, meta, error, bare };
+  return bare === undefined
+    ? { resource, macro: raw.resource.macro, view: view === '' ? null : view, conditions, meta, error }
+    : { resource, macro: raw.resource.macro, view: view === '' ? null : view, conditions, meta, error, bare };
 }
 
 /** `?...` is never read: a 400 that shows the same query in the path (a fragment is ignored). */
@@ -106,7 +122,10 @@ function queryStringError(uri: string, path: string): ServiceError | null {
   if (uri.length === path.length || uri[path.length] !== '?') return null;
   const query = uri.slice(path.length + 1).split('#')[0];
   if (query === '') return null;
-  return new ServiceError('InvalidUriSyntax', `A query string is not read: write the query in the path, as in ${short(pathFormOf(path, query))} (/<resource>/<conditions>/<meta-conditions>)`);
+  return new ServiceError(
+    'InvalidUriSyntax',
+    `A query string is not read: write the query in the path, as in ${short(pathFormOf(path, query))} (/<resource>/<conditions>/<meta-conditions>)`,
+  );
 }
 
 function stripQuery(uri: string): string {
@@ -119,26 +138,51 @@ function stripQuery(uri: string): string {
 function toCondition(item: RawItem): Condition {
   if (item.op === null) {
     const decoded = decodeLoose(item.text);
-    const hint = decoded === item.text ? '' : ` (written '${short(item.text)}': percent-encoded characters other than %3C and %3E are data, not operators)`;
-    throw new ServiceError('InvalidConditionOperator', `No valid operator in condition '${short(decoded)}' at position ${item.offset}${hint}. Operators are =, !=, <, >, <=, >=: write <property>=<value>, e.g. id=${short(decoded)} (a bare value addresses an entity only in a resource that declares a key)`);
+    const hint =
+      decoded === item.text
+        ? ''
+        : ` (written '${short(item.text)}': percent-encoded characters other than %3C and %3E are data, not operators)`;
+    throw new ServiceError(
+      'InvalidConditionOperator',
+      `No valid operator in condition '${short(decoded)}' at position ${item.offset}${hint}. Operators are =, !=, <, >, <=, >=: write <property>=<value>, e.g. id=${short(decoded)} (a bare value addresses an entity only in a resource that declares a key)`,
+    );
   }
   // A raw operator character right after the operator is a typo (`Age==3`, `Age<>3`); encoded ones are data.
   if (/^(=|<|>|!=)/.test(item.value)) {
-    throw new ServiceError('InvalidConditionOperator', `Invalid operator in condition '${short(decodeLoose(item.text))}' at position ${item.offset}. Operators are =, !=, <, >, <=, >=`);
+    throw new ServiceError(
+      'InvalidConditionOperator',
+      `Invalid operator in condition '${short(decodeLoose(item.text))}' at position ${item.offset}. Operators are =, !=, <, >, <=, >=`,
+    );
   }
   const key = decode(item.key, 'condition');
-  if (key.trim() === '') throw new ServiceError('InvalidConditionSyntax', `Condition '${short(decodeLoose(item.text))}' at position ${item.offset} has no property locator`);
-  if (key.split('.').some((s) => s === '')) throw new ServiceError('InvalidConditionSyntax', `Invalid property locator '${short(key)}' in condition at position ${item.offset}`);
-  return { locator: new Locator(key), op: item.op as Operator, value: parseLiteral(decode(item.value, 'condition value')), text: decodeLoose(item.text) };
+  if (key.trim() === '')
+    throw new ServiceError(
+      'InvalidConditionSyntax',
+      `Condition '${short(decodeLoose(item.text))}' at position ${item.offset} has no property locator`,
+    );
+  if (key.split('.').some((s) => s === ''))
+    throw new ServiceError('InvalidConditionSyntax', `Invalid property locator '${short(key)}' in condition at position ${item.offset}`);
+  return {
+    locator: new Locator(key),
+    op: item.op as Operator,
+    value: parseLiteral(decode(item.value, 'condition value')),
+    text: decodeLoose(item.text),
+  };
 }
 
 function toMetaEntry(item: RawItem): MetaEntry {
   const key = decode(item.key, 'meta-condition').toLowerCase();
   if (item.op !== '=') {
-    throw new ServiceError('InvalidMetaConditionOperator', `Meta-condition '${short(decodeLoose(item.text))}' at position ${item.offset} must have the form <name>=<value>`);
+    throw new ServiceError(
+      'InvalidMetaConditionOperator',
+      `Meta-condition '${short(decodeLoose(item.text))}' at position ${item.offset} must have the form <name>=<value>`,
+    );
   }
   if (!(META_KEYS as readonly string[]).includes(key)) {
-    throw new ServiceError('InvalidMetaConditionKey', `Unknown meta-condition '${short(decode(item.key, 'meta-condition'))}' at position ${item.offset}. Valid names: ${META_KEYS.join(', ')}`);
+    throw new ServiceError(
+      'InvalidMetaConditionKey',
+      `Unknown meta-condition '${short(decode(item.key, 'meta-condition'))}' at position ${item.offset}. Valid names: ${META_KEYS.join(', ')}`,
+    );
   }
   return { key: key as MetaKey, value: decode(item.value, 'meta-condition value') };
 }

@@ -43,7 +43,12 @@ export class RequestContext {
   principal: unknown = undefined;
 
   /** `context`: the app's per-request context (adapter option or `service.handle`). */
-  constructor(request: PlainRequest, readonly maxBodyBytes: number, depth = 0, readonly context: unknown = undefined) {
+  constructor(
+    request: PlainRequest,
+    readonly maxBodyBytes: number,
+    depth = 0,
+    readonly context: unknown = undefined,
+  ) {
     this.method = request.method.toUpperCase();
     this.uri = request.uri || '/';
     this.basePath = normalizeBasePath(request.basePath);
@@ -83,7 +88,8 @@ export class RequestContext {
       const bytes = this.bodyBytes !== undefined ? this.bodyBytes : await this.body();
       if (!bytes || bytes.length === 0) return '';
       // A spreadsheet or other binary upload is described, not dumped as mojibake.
-      if (!isUtf8(bytes) || bytes.subarray(0, 512).includes(0)) return `<${bytes.length} bytes of binary data (${this.clientHeaders['content-type'] ?? 'no Content-Type'})>`;
+      if (!isUtf8(bytes) || bytes.subarray(0, 512).includes(0))
+        return `<${bytes.length} bytes of binary data (${this.clientHeaders['content-type'] ?? 'no Content-Type'})>`;
       return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('utf8');
     } catch {
       return '';

@@ -47,7 +47,9 @@ export class Cors {
     const origins = options.origins ?? LOCAL_ORIGINS;
     for (const origin of origins) {
       if (typeof origin !== 'string' || (origin !== '*' && origin !== 'local' && !/^[a-z][a-z0-9+.-]*:\/\/[^/\s]+$/i.test(origin))) {
-        throw new TypeError(`cors origin ${JSON.stringify(origin)} must be '*', 'local' or an origin such as 'https://app.example' (scheme and host, no path)`);
+        throw new TypeError(
+          `cors origin ${JSON.stringify(origin)} must be '*', 'local' or an origin such as 'https://app.example' (scheme and host, no path)`,
+        );
       }
     }
     this.any = origins.includes('*');
@@ -70,10 +72,19 @@ export class Cors {
    * Answers the request: `next` runs the pipeline; `refuse` turns an error into the
    * core's error response.
    */
-  async handle(request: PlainRequest, next: () => Promise<PlainResponse>, refuse: (error: ServiceError) => Promise<PlainResponse>): Promise<PlainResponse> {
+  async handle(
+    request: PlainRequest,
+    next: () => Promise<PlainResponse>,
+    refuse: (error: ServiceError) => Promise<PlainResponse>,
+  ): Promise<PlainResponse> {
     const host = header(request.headers, 'host');
     if (!this.servesHost(host)) {
-      return refuse(new ServiceError('Forbidden', `Host '${host}' is not one this service answers to (a protection against DNS rebinding): add it to the cors hosts option (cors.hosts)`));
+      return refuse(
+        new ServiceError(
+          'Forbidden',
+          `Host '${host}' is not one this service answers to (a protection against DNS rebinding): add it to the cors hosts option (cors.hosts)`,
+        ),
+      );
     }
     const origin = header(request.headers, 'origin');
     if (origin === undefined || sameOrigin(origin, request.headers)) return next();
@@ -105,7 +116,10 @@ export class Cors {
 }
 
 function refused(origin: string): ServiceError {
-  return new ServiceError('Forbidden', `Requests from pages served by ${origin} are not allowed: add the origin to the CORS configuration (cors.origins)`);
+  return new ServiceError(
+    'Forbidden',
+    `Requests from pages served by ${origin} are not allowed: add the origin to the CORS configuration (cors.origins)`,
+  );
 }
 
 /** A page served by this same host (an explorer page, a LAN address) is not cross-origin. */

@@ -8,7 +8,9 @@ export function fromFetchRequest(request: Request, basePath = ''): PlainRequest 
   const uri = stripBasePath(url.pathname + url.search, basePath);
   if (uri === undefined) return undefined;
   const headers: Record<string, string> = {};
-  request.headers.forEach((value, name) => { headers[name] = value; });
+  request.headers.forEach((value, name) => {
+    headers[name] = value;
+  });
   // Streamed, so the service's body size limit stops an oversized body early.
   const body = request.body ? (request.body as unknown as AsyncIterable<Uint8Array>) : null;
   return { method: request.method, uri, headers, body, basePath: normalizeBasePath(basePath) };

@@ -22,7 +22,15 @@ import { compareKeys, compareStrings } from './order.js';
 /** A scan over an array: `stream` returns matches [skip, skip + limit); `top` the best k in order. */
 export type Scan = (list: readonly Entity[], a: number, b: number) => Entity[];
 
-type Generated = (list: readonly Entity[], a: number, b: number, P: unknown[], L: readonly Locator[], T: ((v: unknown) => boolean)[], S: Predicate | null) => Entity[];
+type Generated = (
+  list: readonly Entity[],
+  a: number,
+  b: number,
+  P: unknown[],
+  L: readonly Locator[],
+  T: ((v: unknown) => boolean)[],
+  S: Predicate | null,
+) => Entity[];
 
 /** Calls of one query before its scan is generated, so one-off queries do not pay compilation. */
 const TIER_UP = 2;
@@ -70,7 +78,12 @@ const entries = new WeakMap<readonly Condition[], Entry[]>();
  * The generated scan for these conditions, search and order, or null while the query
  * is young or where code generation is off (the caller runs the closure plan).
  */
-export function scanFor(conditions: readonly Condition[], search: Predicate | null, order: Locator | null, descending: boolean): Scan | null {
+export function scanFor(
+  conditions: readonly Condition[],
+  search: Predicate | null,
+  order: Locator | null,
+  descending: boolean,
+): Scan | null {
   if (!enabled) return null;
   let list = entries.get(conditions);
   if (list === undefined) {
@@ -106,7 +119,10 @@ export function scanFor(conditions: readonly Condition[], search: Predicate | nu
     const lit = c.value;
     if (lit.kind === 'string') P.push(lit.value);
     else if (lit.kind === 'raw' && lit.number !== undefined) P.push(lit.number, lit.text);
-    else { P.push(null); T.push(valueTest(c.op, lit)); }
+    else {
+      P.push(null);
+      T.push(valueTest(c.op, lit));
+    }
   }
   const L = conditions.map((c) => c.locator);
   if (order !== null) L.push(order);

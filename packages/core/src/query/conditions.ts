@@ -14,11 +14,23 @@ export type Predicate = (entity: Entity) => boolean;
 export function compileConditions(conditions: readonly Condition[]): Predicate | null {
   const tests = conditions.map(compileCondition);
   switch (tests.length) {
-    case 0: return null;
-    case 1: return tests[0];
-    case 2: { const [a, b] = tests; return (e) => a(e) && b(e); }
-    case 3: { const [a, b, c] = tests; return (e) => a(e) && b(e) && c(e); }
-    default: return (e) => { for (const t of tests) if (!t(e)) return false; return true; };
+    case 0:
+      return null;
+    case 1:
+      return tests[0];
+    case 2: {
+      const [a, b] = tests;
+      return (e) => a(e) && b(e);
+    }
+    case 3: {
+      const [a, b, c] = tests;
+      return (e) => a(e) && b(e) && c(e);
+    }
+    default:
+      return (e) => {
+        for (const t of tests) if (!t(e)) return false;
+        return true;
+      };
   }
 }
 
@@ -75,12 +87,36 @@ function compileTest<T>(op: Operator, literal: Literal, mismatch: boolean, src: 
     // Values that are not numbers: strings compare with the literal's text.
     const other = (v: unknown) => (typeof v === 'string' ? cmp(v, text) : mismatch);
     switch (op) {
-      case '=': return (x) => { const v = src.get(x); return typeof v === 'number' ? v === number : other(v); };
-      case '!=': return (x) => { const v = src.get(x); return typeof v === 'number' ? v !== number : other(v); };
-      case '<': return (x) => { const v = src.get(x); return typeof v === 'number' ? v < number : other(v); };
-      case '>': return (x) => { const v = src.get(x); return typeof v === 'number' ? v > number : other(v); };
-      case '<=': return (x) => { const v = src.get(x); return typeof v === 'number' ? v <= number : other(v); };
-      case '>=': return (x) => { const v = src.get(x); return typeof v === 'number' ? v >= number : other(v); };
+      case '=':
+        return (x) => {
+          const v = src.get(x);
+          return typeof v === 'number' ? v === number : other(v);
+        };
+      case '!=':
+        return (x) => {
+          const v = src.get(x);
+          return typeof v === 'number' ? v !== number : other(v);
+        };
+      case '<':
+        return (x) => {
+          const v = src.get(x);
+          return typeof v === 'number' ? v < number : other(v);
+        };
+      case '>':
+        return (x) => {
+          const v = src.get(x);
+          return typeof v === 'number' ? v > number : other(v);
+        };
+      case '<=':
+        return (x) => {
+          const v = src.get(x);
+          return typeof v === 'number' ? v <= number : other(v);
+        };
+      case '>=':
+        return (x) => {
+          const v = src.get(x);
+          return typeof v === 'number' ? v >= number : other(v);
+        };
     }
   }
   const get = (x: T) => src.get(x);

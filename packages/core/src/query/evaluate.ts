@@ -26,8 +26,11 @@ export interface CompiledQuery {
 
 export function compileQuery(conditions: readonly Condition[], meta: MetaConditions): CompiledQuery {
   const predicate = compileConditions(conditions);
-  const searches = [meta.search && compileSearch(meta.search), meta.searchRegex && compileSearchRegex(meta.searchRegex)].filter(Boolean) as SearchPredicate[];
-  const search: SearchPredicate | null = searches.length === 0 ? null : searches.length === 1 ? searches[0] : (e, meter) => searches[0](e, meter) && searches[1](e, meter);
+  const searches = [meta.search && compileSearch(meta.search), meta.searchRegex && compileSearchRegex(meta.searchRegex)].filter(
+    Boolean,
+  ) as SearchPredicate[];
+  const search: SearchPredicate | null =
+    searches.length === 0 ? null : searches.length === 1 ? searches[0] : (e, meter) => searches[0](e, meter) && searches[1](e, meter);
   const projection = compileProjection(meta);
   // sourceOf also refuses an order on a renamed-away name, so it runs even when distinct discards its answer.
   const orderSource = meta.order ? projection.sourceOf(meta.order.locator) : null;
@@ -76,7 +79,10 @@ export function evaluate(entities: Iterable<Entity>, q: CompiledQuery, options: 
     for (const e of entities) {
       if (predicate !== null && !predicate(e)) continue;
       if (search !== null && !search(e)) continue;
-      if (skip > 0) { skip--; continue; }
+      if (skip > 0) {
+        skip--;
+        continue;
+      }
       out.push(project === null ? e : project(e));
       if (out.length === limit) break;
     }

@@ -60,7 +60,10 @@ export class Locator {
     const names: string[] = [];
     let value: unknown = entity;
     for (let i = 0; i < this.segments.length; i++) {
-      const key = value !== null && typeof value === 'object' && !Array.isArray(value) ? findKey(value as object, this.segments[i], this.lower[i]) : undefined;
+      const key =
+        value !== null && typeof value === 'object' && !Array.isArray(value)
+          ? findKey(value as object, this.segments[i], this.lower[i])
+          : undefined;
       if (key !== undefined) {
         names.push(key);
         value = (value as Record<string, unknown>)[key];
@@ -83,7 +86,8 @@ export class Locator {
       if (last !== undefined && (last === this.segments[i] || record[this.segments[i]] === undefined)) {
         const v = record[last];
         // Functions and __proto__ are inherited (`constructor`, `toString`), never JSON data.
-        if (v !== undefined ? typeof v !== 'function' && last !== '__proto__' : Object.prototype.hasOwnProperty.call(record, last)) return v;
+        if (v !== undefined ? typeof v !== 'function' && last !== '__proto__' : Object.prototype.hasOwnProperty.call(record, last))
+          return v;
       }
       if (Array.isArray(value)) {
         if (this.lower[i] === 'length') return value.length;

@@ -25,8 +25,17 @@ export interface MetaConditions {
 }
 
 export const NO_META: MetaConditions = Object.freeze({
-  unsafe: false, limit: -1, offset: 0, order: null, select: null, add: null, rename: null,
-  distinct: false, search: null, searchRegex: null, safepost: null,
+  unsafe: false,
+  limit: -1,
+  offset: 0,
+  order: null,
+  select: null,
+  add: null,
+  rename: null,
+  distinct: false,
+  search: null,
+  searchRegex: null,
+  safepost: null,
 });
 
 export function toMetaConditions(entries: readonly MetaEntry[]): MetaConditions {
@@ -38,18 +47,43 @@ export function toMetaConditions(entries: readonly MetaEntry[]): MetaConditions 
 
 function apply(m: MetaConditions, key: MetaKey, value: string): void {
   switch (key) {
-    case 'unsafe': m.unsafe = bool(key, value); break;
-    case 'distinct': m.distinct = bool(key, value); break;
-    case 'limit': m.limit = int(key, value); if (m.limit < -1) bad(key, value, 'a whole number >= -1'); break;
-    case 'offset': m.offset = int(key, value); break;
-    case 'order_asc': m.order = { locator: locator(key, value), descending: false }; break;
-    case 'order_desc': m.order = { locator: locator(key, value), descending: true }; break;
-    case 'select': m.select = list(key, value); break;
-    case 'add': m.add = list(key, value); break;
-    case 'safepost': m.safepost = list(key, value); break;
-    case 'rename': m.rename = list(key, value, true).map((item) => renameItem(item, value)); break;
-    case 'search': m.search = nonEmpty(key, value); break;
-    case 'search_regex': m.searchRegex = nonEmpty(key, value); break;
+    case 'unsafe':
+      m.unsafe = bool(key, value);
+      break;
+    case 'distinct':
+      m.distinct = bool(key, value);
+      break;
+    case 'limit':
+      m.limit = int(key, value);
+      if (m.limit < -1) bad(key, value, 'a whole number >= -1');
+      break;
+    case 'offset':
+      m.offset = int(key, value);
+      break;
+    case 'order_asc':
+      m.order = { locator: locator(key, value), descending: false };
+      break;
+    case 'order_desc':
+      m.order = { locator: locator(key, value), descending: true };
+      break;
+    case 'select':
+      m.select = list(key, value);
+      break;
+    case 'add':
+      m.add = list(key, value);
+      break;
+    case 'safepost':
+      m.safepost = list(key, value);
+      break;
+    case 'rename':
+      m.rename = list(key, value, true).map((item) => renameItem(item, value));
+      break;
+    case 'search':
+      m.search = nonEmpty(key, value);
+      break;
+    case 'search_regex':
+      m.searchRegex = nonEmpty(key, value);
+      break;
   }
 }
 

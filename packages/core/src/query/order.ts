@@ -33,11 +33,16 @@ function highUnitRank(unit: number): number {
 
 function rank(v: unknown): number {
   switch (typeof v) {
-    case 'undefined': return 0;
-    case 'boolean': return 1;
-    case 'number': return Number.isNaN(v) ? 0 : 2;
-    case 'string': return 3;
-    default: return v === null ? 0 : 4;
+    case 'undefined':
+      return 0;
+    case 'boolean':
+      return 1;
+    case 'number':
+      return Number.isNaN(v) ? 0 : 2;
+    case 'string':
+      return 3;
+    default:
+      return v === null ? 0 : 4;
   }
 }
 
@@ -101,7 +106,10 @@ export class TopK<T> {
   private readonly keys: unknown[] = [];
   private readonly sign: number;
 
-  constructor(private readonly k: number, descending: boolean) {
+  constructor(
+    private readonly k: number,
+    descending: boolean,
+  ) {
     this.sign = descending ? -1 : 1;
   }
 

@@ -18,7 +18,10 @@ export class ScanMeter {
     this.scanned += characters;
     this.sinceYield += characters;
     if (this.scanned > this.budget) {
-      throw new ServiceError('InvalidMetaConditionValueType', `search and search_regex may scan at most ${this.budget} characters per request (the service option searchBudget); narrow the request with conditions, a property scope or a limit`);
+      throw new ServiceError(
+        'InvalidMetaConditionValueType',
+        `search and search_regex may scan at most ${this.budget} characters per request (the service option searchBudget); narrow the request with conditions, a property scope or a limit`,
+      );
     }
   }
 }

@@ -4,7 +4,13 @@ import type { Literal } from './literal.js';
 import { findKey, type Locator } from './locator.js';
 import type { MetaConditions } from './meta-conditions.js';
 
-export type JsonSchema = { type?: string | string[]; properties?: Record<string, JsonSchema>; additionalProperties?: unknown; items?: JsonSchema; [k: string]: unknown };
+export type JsonSchema = {
+  type?: string | string[];
+  properties?: Record<string, JsonSchema>;
+  additionalProperties?: unknown;
+  items?: JsonSchema;
+  [k: string]: unknown;
+};
 
 /**
  * Types condition values by the resource's JSON Schema: `Zip=02139` on a string
@@ -42,7 +48,8 @@ function schemaTypeAt(schema: JsonSchema, segments: readonly string[], where: st
   for (let i = 0; i < segments.length; i++) {
     const seg = segments[i];
     const types = typesOf(current);
-    if ((types.includes('string') || types.includes('array')) && seg.toLowerCase() === 'length' && i === segments.length - 1) return 'number';
+    if ((types.includes('string') || types.includes('array')) && seg.toLowerCase() === 'length' && i === segments.length - 1)
+      return 'number';
     if (!current?.properties) return undefined;
     const key = findKey(current.properties, seg);
     if (key === undefined) {
@@ -66,10 +73,13 @@ function convert(value: Literal, type: string, text: string): Literal {
   switch (type) {
     case 'string':
       // A date literal keeps comparing by time with strings that hold ISO dates.
-      return value.kind === 'raw' && value.date !== undefined ? { kind: 'raw', text: raw, date: value.date } : { kind: 'string', value: raw };
+      return value.kind === 'raw' && value.date !== undefined
+        ? { kind: 'raw', text: raw, date: value.date }
+        : { kind: 'string', value: raw };
     case 'number':
     case 'integer':
-      if (value.kind === 'raw' && value.number !== undefined && (type === 'number' || Number.isInteger(value.number))) return { kind: 'raw', text: raw, number: value.number };
+      if (value.kind === 'raw' && value.number !== undefined && (type === 'number' || Number.isInteger(value.number)))
+        return { kind: 'raw', text: raw, number: value.number };
       break;
     case 'boolean':
       if (value.kind === 'raw' && value.boolean !== undefined) return { kind: 'raw', text: raw, boolean: value.boolean };

@@ -68,7 +68,8 @@ export function safeRegExp(pattern: string, caseSensitive: boolean): LinearRegEx
   const key = `${caseSensitive ? 'cs' : 'ci'}/${pattern}`;
   const re = regexCache.get(key);
   if (re) return re;
-  if (pattern.length > MAX_PATTERN) throw new ServiceError('InvalidMetaConditionValueType', `The regular expression is longer than ${MAX_PATTERN} characters`);
+  if (pattern.length > MAX_PATTERN)
+    throw new ServiceError('InvalidMetaConditionValueType', `The regular expression is longer than ${MAX_PATTERN} characters`);
   let js: RegExp;
   try {
     js = new RegExp(pattern, caseSensitive ? '' : 'i');
@@ -76,11 +77,17 @@ export function safeRegExp(pattern: string, caseSensitive: boolean): LinearRegEx
     throw new ServiceError('InvalidMetaConditionValueType', `Invalid regular expression '${pattern}': ${(e as Error).message}`);
   }
   if (!safeRegex(js) || hasQuantifiedAlternation(pattern) || /\\[1-9]|\\k</.test(pattern)) {
-    throw new ServiceError('InvalidMetaConditionValueType', `The regular expression '${pattern}' could backtrack catastrophically (nested quantifiers, quantified alternation or back-references); simplify it`);
+    throw new ServiceError(
+      'InvalidMetaConditionValueType',
+      `The regular expression '${pattern}' could backtrack catastrophically (nested quantifiers, quantified alternation or back-references); simplify it`,
+    );
   }
   const linear = compileLinear(pattern, caseSensitive);
   if (linear === null) {
-    throw new ServiceError('InvalidMetaConditionValueType', `The regular expression '${pattern}' uses a feature that cannot run in linear time (lookahead, lookbehind or back-references); simplify it`);
+    throw new ServiceError(
+      'InvalidMetaConditionValueType',
+      `The regular expression '${pattern}' uses a feature that cannot run in linear time (lookahead, lookbehind or back-references); simplify it`,
+    );
   }
   regexCache.set(key, linear);
   return linear;

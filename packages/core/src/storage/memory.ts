@@ -25,7 +25,19 @@ export class MemoryStorage implements Storage {
       project: null,
       sourceOrder: query.order?.locator ?? null,
       // Written out rather than spread from NO_META: this runs on every select.
-      meta: { unsafe: false, limit: query.limit, offset: query.offset, order: query.order, select: null, add: null, rename: null, distinct: false, search: null, searchRegex: null, safepost: null },
+      meta: {
+        unsafe: false,
+        limit: query.limit,
+        offset: query.offset,
+        order: query.order,
+        select: null,
+        add: null,
+        rename: null,
+        distinct: false,
+        search: null,
+        searchRegex: null,
+        safepost: null,
+      },
     };
     return { entities: evaluate(this.entities, compiled), conditionsApplied: true, pagingApplied: true };
   }
@@ -49,9 +61,15 @@ export class MemoryStorage implements Storage {
     let found = 0;
     const next: Entity[] = [];
     for (const e of this.entities) {
-      if (deletes.has(e)) { found++; continue; }
+      if (deletes.has(e)) {
+        found++;
+        continue;
+      }
       const replacement = updates.get(e);
-      if (replacement !== undefined) { found++; next.push(replacement); } else next.push(e);
+      if (replacement !== undefined) {
+        found++;
+        next.push(replacement);
+      } else next.push(e);
     }
     if (found !== updates.size + deletes.size) {
       throw new ServiceError('Conflict', 'The entities to change were changed by another request; nothing was written');

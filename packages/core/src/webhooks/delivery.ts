@@ -28,10 +28,21 @@ export const DEFAULT_RETRY_SCHEDULE = [0, 5_000, 30_000, 120_000, 600_000, 1_800
 export type ResolvedWebhookOptions = Required<WebhookOptions>;
 
 export function resolveWebhookOptions(options: WebhookOptions = {}): ResolvedWebhookOptions {
-  const resolved = { timeoutMs: 10_000, retrySchedule: DEFAULT_RETRY_SCHEDULE, concurrency: 32, maxLogRecords: 10_000, sweepIntervalMs: 30_000, ...options };
+  const resolved = {
+    timeoutMs: 10_000,
+    retrySchedule: DEFAULT_RETRY_SCHEDULE,
+    concurrency: 32,
+    maxLogRecords: 10_000,
+    sweepIntervalMs: 30_000,
+    ...options,
+  };
   const positive = (n: number) => Number.isFinite(n) && n > 0;
   if (!positive(resolved.timeoutMs)) throw new Error('webhooks.timeoutMs must be a positive number of milliseconds');
-  if (!Array.isArray(resolved.retrySchedule) || resolved.retrySchedule.length === 0 || resolved.retrySchedule.some((d) => !Number.isFinite(d) || d < 0)) {
+  if (
+    !Array.isArray(resolved.retrySchedule) ||
+    resolved.retrySchedule.length === 0 ||
+    resolved.retrySchedule.some((d) => !Number.isFinite(d) || d < 0)
+  ) {
     throw new Error('webhooks.retrySchedule must be a non-empty array of delays in milliseconds (>= 0)');
   }
   if (!Number.isInteger(resolved.concurrency) || resolved.concurrency < 1) throw new Error('webhooks.concurrency must be an integer >= 1');
@@ -143,11 +154,13 @@ export class DeliveryWorker {
   private pump(): void {
     while (!this.closed && this.running.size < this.options.concurrency && this.ready.length > 0) {
       const message = this.ready.shift()!;
-      const run: Promise<void> = this.attempt(message).catch((e) => this.warn(e)).finally(() => {
-        this.running.delete(run);
-        this.pump();
-        this.checkIdle();
-      });
+      const run: Promise<void> = this.attempt(message)
+        .catch((e) => this.warn(e))
+        .finally(() => {
+          this.running.delete(run);
+          this.pump();
+          this.checkIdle();
+        });
       this.running.add(run);
     }
   }
@@ -207,13 +220,16 @@ export class DeliveryWorker {
     if (webhook.Secret) headers['webhook-signature'] = sign(webhook.Secret, message.Id, timestamp, payload.body);
     const hasBody = webhook.Method !== 'GET' && webhook.Method !== 'HEAD' && payload.body !== null;
     const body = hasBody ? payload.body : null;
-    return webhook.Destination.startsWith('/')
-      ? this.sendLocal(webhook, message, headers, body)
-      : this.sendRemote(webhook, headers, body);
+    return webhook.Destination.startsWith('/') ? this.sendLocal(webhook, message, headers, body) : this.sendRemote(webhook, headers, body);
   }
 
   /** Relative destinations run in-process, one level deeper than the raising request. */
-  private async sendLocal(webhook: Webhook, message: OutboxMessage, headers: Record<string, string>, body: Buffer | null): Promise<Outcome> {
+  private async sendLocal(
+    webhook: Webhook,
+    message: OutboxMessage,
+    headers: Record<string, string>,
+    body: Buffer | null,
+  ): Promise<Outcome> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`Timed out after ${this.options.timeoutMs} ms`)), this.options.timeoutMs);
@@ -250,14 +266,21 @@ export class DeliveryWorker {
     timer.unref();
     try {
       // No redirects: a redirect could lead past the guard to a private address.
-      const response = await outgoingFetch(this.service.options.allowPrivateDestinations)(url, { method: webhook.Method, headers, body, redirect: 'manual', signal: controller.signal });
+      const response = await outgoingFetch(this.service.options.allowPrivateDestinations)(url, {
+        method: webhook.Method,
+        headers,
+        body,
+        redirect: 'manual',
+        signal: controller.signal,
+      });
       if (response.ok) {
         await response.body?.cancel().catch(() => undefined);
         return { status: response.status, success: true, error: null };
       }
       return outcomeOf(response.status, await readStart(response, controller.signal));
     } catch (e) {
-      if (controller.signal.aborted && controller.signal.reason === CLOSED) return { status: null, success: false, error: null, interrupted: true };
+      if (controller.signal.aborted && controller.signal.reason === CLOSED)
+        return { status: null, success: false, error: null, interrupted: true };
       const reason = controller.signal.aborted ? (controller.signal.reason as Error) : (e as Error);
       const cause = (reason as { cause?: { message?: string } }).cause?.message;
       return { status: null, success: false, error: cause ? `${reason.message}: ${cause}` : reason.message };

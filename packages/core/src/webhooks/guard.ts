@@ -111,5 +111,6 @@ export function outgoingFetch(allowPrivate: boolean): typeof fetch {
   if (allowPrivate) return fetch;
   guardedAgent ??= new Agent({ connect: { lookup: guardedLookup as never } });
   const agent = guardedAgent;
-  return ((input: string | URL, init?: RequestInit) => undiciFetch(input, { ...(init as object), dispatcher: agent } as never)) as unknown as typeof fetch;
+  return ((input: string | URL, init?: RequestInit) =>
+    undiciFetch(input, { ...(init as object), dispatcher: agent } as never)) as unknown as typeof fetch;
 }

@@ -43,7 +43,10 @@ export class DeliveryLog {
   private stored: number | null = null;
   private trimming: Promise<void> | null = null;
 
-  constructor(readonly storage: Storage, private readonly max: number) {}
+  constructor(
+    readonly storage: Storage,
+    private readonly max: number,
+  ) {}
 
   async record(row: DeliveryAttempt): Promise<void> {
     await this.storage.write({ insert: [row as unknown as Entity] });
@@ -51,7 +54,9 @@ export class DeliveryLog {
     else this.stored++;
     // Trim in steps of a tenth so that a full log is not rewritten on every attempt.
     if (this.stored > this.max + Math.max(1, Math.floor(this.max / 10))) {
-      this.trimming ??= this.trim().finally(() => { this.trimming = null; });
+      this.trimming ??= this.trim().finally(() => {
+        this.trimming = null;
+      });
       await this.trimming;
     }
   }
@@ -63,7 +68,13 @@ export class DeliveryLog {
   }
 
   private async rows(): Promise<Entity[]> {
-    const result = await this.storage.select({ conditions: [], predicate: null, order: { locator: new Locator('Time'), descending: false }, offset: 0, limit: -1 });
+    const result = await this.storage.select({
+      conditions: [],
+      predicate: null,
+      order: { locator: new Locator('Time'), descending: false },
+      offset: 0,
+      limit: -1,
+    });
     const rows: Entity[] = [];
     for await (const e of result.entities as AsyncIterable<Entity>) rows.push(e);
     return result.pagingApplied ? rows : rows.sort((a, b) => compareValues(a.Time, b.Time));

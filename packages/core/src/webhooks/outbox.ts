@@ -71,7 +71,9 @@ export class Outbox {
 
   /** Messages whose lease has run out (left by a stopped instance), earliest due first. */
   async unleased(now: number, limit: number): Promise<OutboxMessage[]> {
-    const conditions: Condition[] = [{ locator: new Locator('LockedUntil'), op: '<=', value: parseLiteral(String(now)), text: `LockedUntil<=${now}` }];
+    const conditions: Condition[] = [
+      { locator: new Locator('LockedUntil'), op: '<=', value: parseLiteral(String(now)), text: `LockedUntil<=${now}` },
+    ];
     const predicate = compileConditions(conditions);
     const order = { locator: new Locator('DueAt'), descending: false };
     const result = await this.storage.select({ conditions, predicate, order, offset: 0, limit });

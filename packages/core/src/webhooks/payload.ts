@@ -6,9 +6,7 @@ import type { OutboxMessage } from './outbox.js';
 import type { Webhook } from './webhook.js';
 
 /** What a webhook sends: a body with its Content-Type, or nothing at all (aborted). */
-export type Payload =
-  | { kind: 'send'; body: Buffer | null; contentType: string | null }
-  | { kind: 'abort'; reason: string };
+export type Payload = { kind: 'send'; body: Buffer | null; contentType: string | null } | { kind: 'abort'; reason: string };
 
 const JSON_TYPE = /^application\/([\w.+-]*\+)?json\b/i;
 
@@ -39,12 +37,20 @@ export async function collectBody(body: PlainResponse['body'], limit = Infinity)
  * Entities in the format a Content-Type header names (default JSON), written by the
  * service's protocols. JSON is always a bare array, even for one entity (SPEC 6.3).
  */
-export async function serializeEntities(service: Service, entities: Entity[], contentTypeHeader: string | undefined): Promise<{ body: Buffer; contentType: string }> {
+export async function serializeEntities(
+  service: Service,
+  entities: Entity[],
+  contentTypeHeader: string | undefined,
+): Promise<{ body: Buffer; contentType: string }> {
   const { contentType, params } = service.protocols.forAccept(contentTypeHeader);
   const body = contentType.write!({ kind: 'entities', entities }, { params: { ...params, raw: 'true' }, elapsedMs: () => 0 });
   // A media type is sent as the webhook names it; a short binding (`excel`, `jl`) is no media type, so its type's own is sent.
   const named = contentTypeHeader !== undefined && isMediaType(parseMediaTypeAt(contentTypeHeader).type);
-  const header = named ? contentTypeHeader : contentType.mimeType === 'application/json' ? 'application/json; charset=utf-8' : contentType.mimeType;
+  const header = named
+    ? contentTypeHeader
+    : contentType.mimeType === 'application/json'
+      ? 'application/json; charset=utf-8'
+      : contentType.mimeType;
   return { body: await collectBody(body), contentType: header };
 }
 
@@ -84,20 +90,32 @@ async function customPayload(service: Service, webhook: Webhook, depth: number, 
   if (request.Body !== null && headers['content-type'] === undefined) headers['content-type'] = 'application/json';
   let response: PlainResponse;
   try {
-    response = await service.handleLocal({ method: 'GET', uri: request.URI, headers, body: request.Body === null ? null : JSON.stringify(request.Body) }, depth + 1);
+    response = await service.handleLocal(
+      { method: 'GET', uri: request.URI, headers, body: request.Body === null ? null : JSON.stringify(request.Body) },
+      depth + 1,
+    );
   } catch (e) {
     const message = (e as Error).message;
     if (request.BreakOnError) return { kind: 'abort', reason: `the custom payload request failed: ${message}` };
-    return { kind: 'send', body: Buffer.from(JSON.stringify({ Status: 'fail', Message: message })), contentType: 'application/json; charset=utf-8' };
+    return {
+      kind: 'send',
+      body: Buffer.from(JSON.stringify({ Status: 'fail', Message: message })),
+      contentType: 'application/json; charset=utf-8',
+    };
   }
   const bytes = await collectBody(response.body);
   const type = response.headers['content-type'] ?? null;
   if (response.status >= 400) {
-    if (request.BreakOnError) return { kind: 'abort', reason: `the custom payload request ${request.URI} answered ${response.status}: ${bytes.toString('utf8').slice(0, 300)}` };
+    if (request.BreakOnError)
+      return {
+        kind: 'abort',
+        reason: `the custom payload request ${request.URI} answered ${response.status}: ${bytes.toString('utf8').slice(0, 300)}`,
+      };
     return { kind: 'send', body: bytes, contentType: type };
   }
   if (response.status === 204 || bytes.length === 0) {
-    if (request.BreakOnNoContent) return { kind: 'abort', reason: `the custom payload request ${request.URI} had no content (BreakOnNoContent)` };
+    if (request.BreakOnNoContent)
+      return { kind: 'abort', reason: `the custom payload request ${request.URI} had no content (BreakOnNoContent)` };
     return { kind: 'send', body: null, contentType: null };
   }
   const entities = type !== null && JSON_TYPE.test(type) ? entitiesOfJson(bytes) : null;

@@ -16,7 +16,11 @@ export interface EventSelector {
 }
 
 function invalid(selector: string, reason: string): never {
-  throw new ServiceError('InvalidEventSelector', `Invalid event selector '${selector}': ${reason}. The shape is /<EventResource>[/<conditions>], e.g. /Person.Inserted/Age>50`, { data: { EventSelector: reason } });
+  throw new ServiceError(
+    'InvalidEventSelector',
+    `Invalid event selector '${selector}': ${reason}. The shape is /<EventResource>[/<conditions>], e.g. /Person.Inserted/Age>50`,
+    { data: { EventSelector: reason } },
+  );
 }
 
 /** Compiles a selector; 400 InvalidEventSelector when it is not one (checked on save). */
@@ -45,11 +49,16 @@ export function compileSelector(service: Service, text: string): EventSelector {
     return invalid(selector, (e as Error).message);
   }
   const definition = service.events.get(name)!;
-  if (definition.contentType !== undefined && parsed.conditions.length > 0) invalid(selector, `'${name}' is a binary event: it has no entities to filter`);
+  if (definition.contentType !== undefined && parsed.conditions.length > 0)
+    invalid(selector, `'${name}' is a binary event: it has no entities to filter`);
   try {
     const conditions = typeConditions(parsed.conditions, definition.schema as JsonSchema | undefined);
     const slash = path.indexOf('/', 1);
-    return { event: definition.name, text: `/${definition.name}${slash < 0 ? '' : path.slice(slash)}`, predicate: compileConditions(conditions) };
+    return {
+      event: definition.name,
+      text: `/${definition.name}${slash < 0 ? '' : path.slice(slash)}`,
+      predicate: compileConditions(conditions),
+    };
   } catch (e) {
     return invalid(selector, (e as Error).message);
   }

@@ -35,7 +35,17 @@ export interface Webhook {
   Secret: string | null;
 }
 
-const PROPERTIES = ['Id', 'Label', 'Method', 'Destination', 'EventSelector', 'Headers', 'IsPaused', 'CustomPayloadRequest', 'Secret'] as const;
+const PROPERTIES = [
+  'Id',
+  'Label',
+  'Method',
+  'Destination',
+  'EventSelector',
+  'Headers',
+  'IsPaused',
+  'CustomPayloadRequest',
+  'Secret',
+] as const;
 const REQUEST_PROPERTIES = ['Method', 'URI', 'Headers', 'Body', 'BreakOnError', 'BreakOnNoContent'] as const;
 
 const nullable = (type: string) => ({ type: [type, 'null'] });
@@ -93,11 +103,20 @@ function canonicalFields(input: Entity, names: readonly string[], where: string)
 }
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-const SET_BY_SERVICE = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'webhook-id', 'webhook-timestamp', 'webhook-signature']);
+const SET_BY_SERVICE = new Set([
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'webhook-id',
+  'webhook-timestamp',
+  'webhook-signature',
+]);
 
 function headersOf(value: unknown, property: string): Record<string, string> {
   if (value === undefined || value === null) return {};
-  if (typeof value !== 'object' || Array.isArray(value)) invalid(property, `${property} must be an object of header names and string values`);
+  if (typeof value !== 'object' || Array.isArray(value))
+    invalid(property, `${property} must be an object of header names and string values`);
   const headers: Record<string, string> = {};
   for (const [name, v] of Object.entries(value as object)) {
     if (!TOKEN.test(name)) invalid(property, `'${name}' in ${property} is not a valid header name`);
@@ -128,7 +147,8 @@ function checkLocalUri(service: Service, uri: string, property: string): string 
   if (!parsed.macro) {
     try {
       const resource = service.resources.resolve(parsed.resource === '' ? 'Service.AvailableResource' : parsed.resource);
-      if (resource.kind === 'EventResource') invalid(property, `${property} '${uri}' names the event '${resource.name}', which takes no requests`);
+      if (resource.kind === 'EventResource')
+        invalid(property, `${property} '${uri}' names the event '${resource.name}', which takes no requests`);
     } catch (e) {
       if (ServiceError.is(e) && e.code === 'InvalidResourceEntity') throw e;
       invalid(property, `${property} '${uri}': ${(e as Error).message}`);
@@ -138,7 +158,8 @@ function checkLocalUri(service: Service, uri: string, property: string): string 
 }
 
 function destinationOf(service: Service, value: unknown): string {
-  if (typeof value !== 'string' || value.trim() === '') invalid('Destination', 'Destination must be a URI: relative (/Resource) for a local resource, or absolute (https://...)');
+  if (typeof value !== 'string' || value.trim() === '')
+    invalid('Destination', 'Destination must be a URI: relative (/Resource) for a local resource, or absolute (https://...)');
   const text = value.trim();
   if (!isAbsolute(text)) return checkLocalUri(service, text, 'Destination');
   let url: URL;
@@ -148,11 +169,16 @@ function destinationOf(service: Service, value: unknown): string {
     return invalid('Destination', `Destination '${text}' is not a valid URL`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') invalid('Destination', `Destination '${text}' must use http or https`);
-  if (url.username || url.password) invalid('Destination', 'Destination may not hold credentials: put them in Headers (e.g. Authorization)');
+  if (url.username || url.password)
+    invalid('Destination', 'Destination may not hold credentials: put them in Headers (e.g. Authorization)');
   if (!service.options.allowPrivateDestinations) {
     const reason = refusedHost(url);
     if (reason !== null) {
-      throw new ServiceError('InvalidDestination', `Destination '${text}' is refused: ${reason}. Private destinations need the service option allowPrivateDestinations`, { data: { Destination: reason } });
+      throw new ServiceError(
+        'InvalidDestination',
+        `Destination '${text}' is refused: ${reason}. Private destinations need the service option allowPrivateDestinations`,
+        { data: { Destination: reason } },
+      );
     }
   }
   return url.href;
@@ -170,9 +196,11 @@ function secretOf(value: unknown): string | null {
 function customPayloadRequestOf(service: Service, value: unknown): CustomPayloadRequest | null {
   if (value === undefined || value === null) return null;
   const where = 'CustomPayloadRequest';
-  if (typeof value !== 'object' || Array.isArray(value)) invalid(where, `${where} must be null or an object with ${REQUEST_PROPERTIES.join(', ')}`);
+  if (typeof value !== 'object' || Array.isArray(value))
+    invalid(where, `${where} must be null or an object with ${REQUEST_PROPERTIES.join(', ')}`);
   const f = canonicalFields(value as Entity, REQUEST_PROPERTIES, where);
-  if (f.Method !== undefined && f.Method !== null && (typeof f.Method !== 'string' || f.Method.toUpperCase() !== 'GET')) invalid(`${where}.Method`, `${where}.Method is always GET`);
+  if (f.Method !== undefined && f.Method !== null && (typeof f.Method !== 'string' || f.Method.toUpperCase() !== 'GET'))
+    invalid(`${where}.Method`, `${where}.Method is always GET`);
   if (typeof f.URI !== 'string' || f.URI.trim() === '') invalid(`${where}.URI`, `${where}.URI must be a local URI such as /Person/Id=1`);
   if (isAbsolute(f.URI.trim())) invalid(`${where}.URI`, `${where}.URI must be local (relative), e.g. /Person/Id=1`);
   const body = f.Body ?? null;
@@ -190,11 +218,17 @@ function customPayloadRequestOf(service: Service, value: unknown): CustomPayload
 }
 
 /** Validation on save (beforeWrite); returns the entity to store. */
-export function toStoredWebhook(service: Service, input: Entity, existing?: Entity, authorize?: (resource: string, method: string) => void): Webhook {
+export function toStoredWebhook(
+  service: Service,
+  input: Entity,
+  existing?: Entity,
+  authorize?: (resource: string, method: string) => void,
+): Webhook {
   const f = canonicalFields(input, PROPERTIES, 'Webhook');
   if (f.Label !== undefined && f.Label !== null && typeof f.Label !== 'string') invalid('Label', 'Label must be a string');
   const method = f.Method ?? 'POST';
-  if (typeof method !== 'string' || !(METHODS as readonly string[]).includes(method.toUpperCase())) invalid('Method', `Method must be one of ${METHODS.join(', ')}`);
+  if (typeof method !== 'string' || !(METHODS as readonly string[]).includes(method.toUpperCase()))
+    invalid('Method', `Method must be one of ${METHODS.join(', ')}`);
   const headers = unmask(headersOf(f.Headers, 'Headers'), (existing as Webhook | undefined)?.Headers);
   const contentType = Object.entries(headers).find(([name]) => name.toLowerCase() === 'content-type')?.[1];
   if (contentType !== undefined) {
@@ -217,7 +251,10 @@ export function toStoredWebhook(service: Service, input: Entity, existing?: Enti
     EventSelector: selector,
     Headers: headers,
     IsPaused: booleanOf(f.IsPaused, 'IsPaused', false),
-    CustomPayloadRequest: unmaskRequest(customPayloadRequestOf(service, f.CustomPayloadRequest), (existing as Webhook | undefined)?.CustomPayloadRequest),
+    CustomPayloadRequest: unmaskRequest(
+      customPayloadRequestOf(service, f.CustomPayloadRequest),
+      (existing as Webhook | undefined)?.CustomPayloadRequest,
+    ),
     Secret: secretOf(f.Secret),
   };
 }
@@ -234,7 +271,16 @@ export function webhookOutput(entity: Entity): Entity {
     EventSelector: w.EventSelector,
     Headers: mask(w.Headers),
     IsPaused: w.IsPaused,
-    CustomPayloadRequest: r ? { Method: 'GET', URI: r.URI, Headers: mask(r.Headers), Body: r.Body, BreakOnError: r.BreakOnError, BreakOnNoContent: r.BreakOnNoContent } : null,
+    CustomPayloadRequest: r
+      ? {
+          Method: 'GET',
+          URI: r.URI,
+          Headers: mask(r.Headers),
+          Body: r.Body,
+          BreakOnError: r.BreakOnError,
+          BreakOnNoContent: r.BreakOnNoContent,
+        }
+      : null,
   };
 }
 

@@ -106,7 +106,8 @@ export class Webhooks {
       if (webhook.IsPaused) continue;
       const selected = select(selector, event);
       if (selected === null) continue;
-      if (selected === 'binary') binary ??= { ContentType: event.binary!.contentType, Body: Buffer.from(event.binary!.body).toString('base64') };
+      if (selected === 'binary')
+        binary ??= { ContentType: event.binary!.contentType, Body: Buffer.from(event.binary!.body).toString('base64') };
       const dueAt = now + (retryDelay(this.options.retrySchedule, 0) ?? 0);
       messages.push({
         Id: `msg_${randomUUID().replace(/-/g, '')}`,

@@ -35,18 +35,148 @@ export class Random {
   }
 }
 
-const RESOURCES = ['Person', 'person', 'Order', 'Service.Admin.Error', 'Service.Admin.Macro', 'Service.Admin.Protocol', 'Nope', '日本', '', '.', '..', '%2e%2e', 'Person.Extra', '__proto__'];
-const PROPERTIES = ['Name', 'Age', 'Email', 'Address.City', 'Tags', '__proto__', 'constructor', 'prototype', 'constructor.prototype', 'a.b.c.d', 'Id', 'x'.repeat(300), ''];
+const RESOURCES = [
+  'Person',
+  'person',
+  'Order',
+  'Service.Admin.Error',
+  'Service.Admin.Macro',
+  'Service.Admin.Protocol',
+  'Nope',
+  '日本',
+  '',
+  '.',
+  '..',
+  '%2e%2e',
+  'Person.Extra',
+  '__proto__',
+];
+const PROPERTIES = [
+  'Name',
+  'Age',
+  'Email',
+  'Address.City',
+  'Tags',
+  '__proto__',
+  'constructor',
+  'prototype',
+  'constructor.prototype',
+  'a.b.c.d',
+  'Id',
+  'x'.repeat(300),
+  '',
+];
 const OPERATORS = ['=', '!=', '>', '>=', '<', '<=', '~=', '==', '=>', '', '=*'];
-const VALUES = ['Ann', '30', '-1', '1e400', 'null', 'true', "'quoted'", '"x"', '%00', '%zz', '%', '', '2026-01-01', '[1,2]', '{}', 'a,b', '\u0000', '💥', 'x'.repeat(5000)];
-const META = ['limit', 'offset', 'order_asc', 'order_desc', 'select', 'add', 'rename', 'distinct', 'search', 'search_regex', 'unsafe', 'safepost', 'top', ''];
-const META_VALUES = ['10', '-5', '0', 'abc', 'Name', 'Name,Age', '__proto__', 'Name:Alias', 'X=1', 'true', 'false', '(a%2B)%2B', '.*.*x', '(%3F%3Da)', '%5B', 'a.*a.*b,Name,CS', 'ann,,CI', '99999999999999999999'];
+const VALUES = [
+  'Ann',
+  '30',
+  '-1',
+  '1e400',
+  'null',
+  'true',
+  "'quoted'",
+  '"x"',
+  '%00',
+  '%zz',
+  '%',
+  '',
+  '2026-01-01',
+  '[1,2]',
+  '{}',
+  'a,b',
+  '\u0000',
+  '💥',
+  'x'.repeat(5000),
+];
+const META = [
+  'limit',
+  'offset',
+  'order_asc',
+  'order_desc',
+  'select',
+  'add',
+  'rename',
+  'distinct',
+  'search',
+  'search_regex',
+  'unsafe',
+  'safepost',
+  'top',
+  '',
+];
+const META_VALUES = [
+  '10',
+  '-5',
+  '0',
+  'abc',
+  'Name',
+  'Name,Age',
+  '__proto__',
+  'Name:Alias',
+  'X=1',
+  'true',
+  'false',
+  '(a%2B)%2B',
+  '.*.*x',
+  '(%3F%3Da)',
+  '%5B',
+  'a.*a.*b,Name,CS',
+  'ann,,CI',
+  '99999999999999999999',
+];
 const METHODS = ['GET', 'GET', 'GET', 'POST', 'POST', 'PUT', 'PATCH', 'DELETE', 'REPORT', 'HEAD', 'OPTIONS', 'get', 'FOO', 'TRACE', ''];
-const ACCEPTS = ['application/json', 'application/json;raw=true', 'application/x-ndjson', 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', 'text/html', '*/*', 'image/png', ';;;', 'application/json;q=x', ''];
-const CONTENT_TYPES = ['application/json', 'application/json; charset=utf-8', 'application/x-ndjson', 'text/plain', 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', 'multipart/form-data', 'application/json; charset=latin1', ';', ''];
+const ACCEPTS = [
+  'application/json',
+  'application/json;raw=true',
+  'application/x-ndjson',
+  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+  'text/html',
+  '*/*',
+  'image/png',
+  ';;;',
+  'application/json;q=x',
+  '',
+];
+const CONTENT_TYPES = [
+  'application/json',
+  'application/json; charset=utf-8',
+  'application/x-ndjson',
+  'text/plain',
+  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+  'multipart/form-data',
+  'application/json; charset=latin1',
+  ';',
+  '',
+];
 /** Outgoing targets refused before any network use (private, malformed or local-only). */
-const TARGETS = ['http://127.0.0.1:1/x', 'http://[::127.0.0.1]/x', 'http://[::ffff:10.0.0.1]/', 'http://localhost/x', 'file:///etc/passwd', 'not a url', '/Person', 'http://169.254.169.254/latest'];
-const KEYS = ['Name', 'Age', 'Email', 'Address', 'Tags', '__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'Id', '', ' ', 'Authorization', 'apikey', 'password'];
+const TARGETS = [
+  'http://127.0.0.1:1/x',
+  'http://[::127.0.0.1]/x',
+  'http://[::ffff:10.0.0.1]/',
+  'http://localhost/x',
+  'file:///etc/passwd',
+  'not a url',
+  '/Person',
+  'http://169.254.169.254/latest',
+];
+const KEYS = [
+  'Name',
+  'Age',
+  'Email',
+  'Address',
+  'Tags',
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'hasOwnProperty',
+  'Id',
+  '',
+  ' ',
+  'Authorization',
+  'apikey',
+  'password',
+];
 
 function condition(r: Random): string {
   if (r.chance(0.1)) return r.pick(VALUES);
@@ -106,7 +236,13 @@ function body(r: Random): string | undefined {
   if (k === 3) return `${'['.repeat(r.pick([100, 5000]))}1${']'.repeat(r.pick([0, 100, 5000]))}`;
   if (k === 4) return '{"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}}}';
   if (k === 5) return `${JSON.stringify(entity(r))}\n${JSON.stringify(entity(r))}\n{bad`;
-  if (k === 6 && r.chance(0.3)) return JSON.stringify({ Name: r.pick(['m1', '', 'x']), Uri: uri(r), Body: entity(r), Headers: { [r.pick(['Accept', 'authorization ', 'Cookie', 'X-A', 'bad name', ' Proxy-Authorization'])]: 'v' } });
+  if (k === 6 && r.chance(0.3))
+    return JSON.stringify({
+      Name: r.pick(['m1', '', 'x']),
+      Uri: uri(r),
+      Body: entity(r),
+      Headers: { [r.pick(['Accept', 'authorization ', 'Cookie', 'X-A', 'bad name', ' Proxy-Authorization'])]: 'v' },
+    });
   return JSON.stringify(entity(r));
 }
 
@@ -116,7 +252,15 @@ function headers(r: Random, payload: string | undefined): Record<string, string>
   if (payload !== undefined && r.chance(0.9)) h['content-type'] = r.pick(CONTENT_TYPES);
   if (r.chance(0.03)) h.destination = r.pick(TARGETS);
   if (r.chance(0.03)) h.source = r.pick(TARGETS);
-  if (r.chance(0.03)) h[r.pick(['if-match', 'if-none-match', 'x-http-method-override', 'authorization', 'x-api-key'])] = r.pick(['*', '"x"', 'W/"1"', 'Basic Zm9v', 'key', '']);
+  if (r.chance(0.03))
+    h[r.pick(['if-match', 'if-none-match', 'x-http-method-override', 'authorization', 'x-api-key'])] = r.pick([
+      '*',
+      '"x"',
+      'W/"1"',
+      'Basic Zm9v',
+      'key',
+      '',
+    ]);
   return h;
 }
 
