@@ -1,14 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import fsPromises, { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { FileStore } from '@resourcery/cli';
+import { killAll, requireBuiltCli, run as runCli, start, stop, type Finished, type Running } from './cli-support';
 
 /** `resourcery serve <data.json>` end to end, with the built CLI (DESIGN 9). */
-
-const ROOT = path.resolve(__dirname, '../../..');
-const CLI = path.join(ROOT, 'packages/cli/dist/cli.js');
 
 const DATA = {
   'Garden.Bed': [
@@ -19,26 +15,10 @@ const DATA = {
   Gardener: [{ Name: 'Rosa' }],
 };
 
-interface Running {
-  proc: ChildProcess;
-  url: string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-interface Finished {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-const running: ChildProcess[] = [];
 let dir: string;
 let file: string;
 
-beforeAll(() => {
-  if (!existsSync(CLI))
-    throw new Error(`${path.relative(ROOT, CLI)} is missing: run \`pnpm build\` before jest (CI builds before it runs the tests)`);
-});
+beforeAll(requireBuiltCli);
 
 beforeEach(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'resourcery-cli-'));
@@ -47,55 +27,18 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  for (const proc of running.splice(0)) if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+  killAll();
   await rm(dir, { recursive: true, force: true });
 });
 
-function exitOf(proc: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-  return new Promise((resolve) => {
-    if (proc.exitCode !== null || proc.signalCode !== null) resolve({ code: proc.exitCode, signal: proc.signalCode });
-    else proc.once('exit', (code, signal) => resolve({ code, signal }));
-  });
-}
-
-/** Starts `serve` and resolves with the URL it prints once listening. */
+/** Starts `serve` on the test's data file at a free port. */
 function serve(...args: string[]): Promise<Running> {
-  const proc = spawn(process.execPath, [CLI, 'serve', file, '--port', '0', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  running.push(proc);
-  const exited = exitOf(proc);
-  return new Promise((resolve, reject) => {
-    let stdout = '';
-    let stderr = '';
-    proc.stderr!.on('data', (d) => {
-      stderr += d;
-    });
-    proc.stdout!.on('data', (d) => {
-      stdout += d;
-      const url = /http:\/\/127\.0\.0\.1:\d+/.exec(stdout)?.[0];
-      if (url) resolve({ proc, url, exited });
-    });
-    void exited.then(({ code }) => reject(new Error(`serve exited (${code}) before listening: ${stdout}${stderr}`)));
-  });
+  return start(['serve', file, '--port', '0', ...args]);
 }
 
 /** Runs the CLI to completion. */
 function run(...args: string[]): Promise<Finished> {
-  const proc = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  running.push(proc);
-  let stdout = '';
-  let stderr = '';
-  proc.stdout!.on('data', (d) => {
-    stdout += d;
-  });
-  proc.stderr!.on('data', (d) => {
-    stderr += d;
-  });
-  return exitOf(proc).then(({ code }) => ({ code, stdout, stderr }));
-}
-
-async function stop(server: Running): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-  server.proc.kill('SIGTERM');
-  return server.exited;
+  return runCli(args);
 }
 
 async function request(server: Running, method: string, uri: string, body?: unknown, headers: Record<string, string> = {}) {
