@@ -2,7 +2,7 @@ import type { Condition, Operator } from '../grammar/parse.js';
 import { Lru } from '../lru.js';
 import { valueTest, type Entity, type Predicate } from './conditions.js';
 import type { Locator } from './locator.js';
-import { compareKeys, compareStrings } from './order.js';
+import { compareKeys, compareStrings, insertSorted } from './order.js';
 
 /**
  * Compiled scans: the loop over stored entities generated once per query shape with
@@ -228,22 +228,5 @@ function generate(conditions: readonly Condition[], hasSearch: boolean, order: L
       }
       return out;
     };`;
-  return new Function('cmpS', 'cmpK', 'insert', source)(compareStrings, compareKeys, insert) as Generated;
-}
-
-/** Binary insertion into the kept page (rare once the page is full). */
-function insert(keys: unknown[], items: Entity[], key: unknown, item: Entity, k: number, sign: number): void {
-  let lo = 0;
-  let hi = keys.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (sign * compareKeys(key, keys[mid]) < 0) hi = mid;
-    else lo = mid + 1;
-  }
-  keys.splice(lo, 0, key);
-  items.splice(lo, 0, item);
-  if (keys.length > k) {
-    keys.pop();
-    items.pop();
-  }
+  return new Function('cmpS', 'cmpK', 'insert', source)(compareStrings, compareKeys, insertSorted) as Generated;
 }

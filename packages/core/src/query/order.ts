@@ -118,19 +118,27 @@ export class TopK<T> {
     const n = keys.length;
     // An equal key offered later sorts after the kept one (stable), so it loses the tie.
     if (n === this.k && (n === 0 || sign * compareKeys(key, keys[n - 1]) >= 0)) return;
-    let lo = 0;
-    let hi = n;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (sign * compareKeys(key, keys[mid]) < 0) hi = mid;
-      else lo = mid + 1;
-    }
-    keys.splice(lo, 0, key);
-    items.splice(lo, 0, item);
-    if (n === this.k) {
-      keys.pop();
-      items.pop();
-    }
+    insertSorted(keys, items, key, item, this.k, sign);
+  }
+}
+
+/**
+ * Inserts `item` by `key` into a page kept sorted (after equal keys, so ties keep their
+ * order), dropping the last item past `k`. Shared by TopK and the generated scans.
+ */
+export function insertSorted<T>(keys: unknown[], items: T[], key: unknown, item: T, k: number, sign: number): void {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sign * compareKeys(key, keys[mid]) < 0) hi = mid;
+    else lo = mid + 1;
+  }
+  keys.splice(lo, 0, key);
+  items.splice(lo, 0, item);
+  if (keys.length > k) {
+    keys.pop();
+    items.pop();
   }
 }
 

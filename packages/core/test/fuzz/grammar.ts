@@ -4,6 +4,7 @@
  * and bodies (deep nesting, huge values, prototype-pollution keys, broken JSON).
  */
 
+import { META_KEYS } from '@resourcery/core';
 export interface FuzzRequest {
   method: string;
   uri: string;
@@ -88,22 +89,8 @@ const VALUES = [
   '💥',
   'x'.repeat(5000),
 ];
-const META = [
-  'limit',
-  'offset',
-  'order_asc',
-  'order_desc',
-  'select',
-  'add',
-  'rename',
-  'distinct',
-  'search',
-  'search_regex',
-  'unsafe',
-  'safepost',
-  'top',
-  '',
-];
+// Every real meta-condition, and names that are not.
+const META = [...META_KEYS, 'top', ''];
 const META_VALUES = [
   '10',
   '-5',
