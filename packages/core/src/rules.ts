@@ -31,6 +31,8 @@ export interface RowRule {
   filter: Predicate | null;
   /** Whether an entity (output form) lies inside the rule: checked on writes. */
   test: Predicate;
+  /** The conditions as the rule wrote them (`Owner=ann`); undefined for a predicate rule. */
+  text?: string;
 }
 
 /** Compiles the row rules of one resource, caching condition texts (rules usually vary by user, not by request). */
@@ -65,9 +67,30 @@ export class RowRules {
         'Unknown',
         `The row rule '${text}' of '${this.resource}' is not a list of conditions${parsed.error ? `: ${parsed.error.message}` : ''}`,
       );
-    const conditions = typeConditions(parsed.conditions, this.schema);
-    const predicate = compileConditions(conditions);
-    return { conditions, filter: null, test: predicate ?? (() => true) };
+    return compileRowConditions(text, parsed.conditions, this.schema);
+  }
+}
+
+/** A conditions row rule, typed by the resource's schema. */
+function compileRowConditions(text: string, parsed: readonly Condition[], schema: JsonSchema | undefined): RowRule {
+  const conditions = typeConditions(parsed, schema);
+  const predicate = compileConditions(conditions);
+  return { conditions, filter: null, test: predicate ?? (() => true), text };
+}
+
+const NO_ROW: Predicate = () => false;
+
+/**
+ * The test of a row rule's text kept with a webhook (its author's rows). A text that no
+ * longer compiles (edited storage, a changed schema) lets no row through, never every row.
+ */
+export function storedRowTest(text: string, schema: JsonSchema | undefined): Predicate {
+  try {
+    const parsed = parseUri(`/_/${text}`);
+    if (parsed.error || parsed.meta.length > 0) return NO_ROW;
+    return compileRowConditions(text, parsed.conditions, schema).test;
+  } catch {
+    return NO_ROW;
   }
 }
 

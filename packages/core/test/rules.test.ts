@@ -172,3 +172,54 @@ describe('allow decides per method and principal', () => {
     expect((await as('admin', s.service, 'DELETE', '/Order/Id=1')).status).toBe(200);
   });
 });
+
+describe("a webhook delivers only the rows its author may read (the author's rule is kept with it)", () => {
+  const hook = (user: string, service: Service, inbox: string, selector = '/Shop.Order.Inserted') =>
+    as(user, service, 'POST', '/Service.Admin.Webhook', { Destination: `/${inbox}`, EventSelector: selector });
+  const received = async (service: Service, inbox: string) => {
+    await service.webhooks.idle();
+    return ids(await as('admin', service, 'GET', `/${inbox}`));
+  };
+
+  test("inserted and deleted rows outside the author's rows are never sent", async () => {
+    const s = shop(byConditions);
+    s.service.addResource({ name: 'AnnInbox', events: false });
+    s.service.addResource({ name: 'AdminInbox', events: false });
+    expect((await hook('ann', s.service, 'AnnInbox')).status).toBe(201);
+    expect((await hook('ann', s.service, 'AnnInbox', '/Shop.Order.Deleted')).status).toBe(201);
+    expect((await hook('admin', s.service, 'AdminInbox')).status).toBe(201);
+    await as('admin', s.service, 'POST', '/Order', [
+      { Id: 10, Owner: 'bob', Item: 'tea', Qty: 1 },
+      { Id: 11, Owner: 'ann', Item: 'jam', Qty: 1 },
+    ]);
+    expect(await received(s.service, 'AnnInbox')).toEqual([11]);
+    expect(await received(s.service, 'AdminInbox')).toEqual([10, 11]);
+    await as('admin', s.service, 'DELETE', '/Order/Id=3');
+    expect(await received(s.service, 'AnnInbox')).toEqual([11]);
+    await as('admin', s.service, 'POST', '/Order', { Id: 12, Owner: 'bob', Item: 'pie', Qty: 1 });
+    expect(await received(s.service, 'AnnInbox')).toEqual([11]);
+  });
+
+  test('the kept rule is never output, and whoever saves the webhook last makes it theirs', async () => {
+    const s = shop(byConditions);
+    s.service.addResource({ name: 'Inbox', events: false });
+    const id = (await hook('ann', s.service, 'Inbox')).json[0].Id;
+    const shown = await as('admin', s.service, 'GET', `/Service.Admin.Webhook/Id=${id}`);
+    expect(Object.keys(shown.json[0])).not.toContain('Rows');
+    expect((await as('bob', s.service, 'PATCH', `/Service.Admin.Webhook/Id=${id}`, { Label: 'mine', Rows: null })).status).toBe(200);
+    await as('admin', s.service, 'POST', '/Order', [
+      { Id: 10, Owner: 'bob', Item: 'tea', Qty: 1 },
+      { Id: 11, Owner: 'ann', Item: 'jam', Qty: 1 },
+    ]);
+    expect(await received(s.service, 'Inbox')).toEqual([10]);
+  });
+
+  test('an author whose rows are a predicate may not save a webhook on those events (403); one who sees every row may', async () => {
+    const s = shop(byPredicate);
+    s.service.addResource({ name: 'Inbox', events: false });
+    const res = await hook('ann', s.service, 'Inbox');
+    expect([res.status, res.json.ErrorCode]).toEqual([403, 'Forbidden']);
+    expect(res.json.Message).toMatch(/predicate/);
+    expect((await hook('admin', s.service, 'Inbox')).status).toBe(201);
+  });
+});

@@ -3,6 +3,7 @@ import { Auth } from '../auth.js';
 import { randomUUID } from 'node:crypto';
 import { ServiceError } from '../errors.js';
 import { parseUri } from '../grammar/parse.js';
+import type { Caller } from '../caller.js';
 import { METHODS, type Method } from '../http/types.js';
 import type { Entity } from '../query/conditions.js';
 import type { JsonSchema } from '../query/schema-types.js';
@@ -22,7 +23,7 @@ export interface CustomPayloadRequest {
   BreakOnNoContent: boolean;
 }
 
-/** A stored webhook (SPEC 2.3); `Secret` is write-only and never output. */
+/** A stored webhook (SPEC 2.3); `Secret` is write-only and never output, `Rows` is set by the service and never output. */
 export interface Webhook {
   Id: string;
   Label: string | null;
@@ -33,6 +34,12 @@ export interface Webhook {
   IsPaused: boolean;
   CustomPayloadRequest: CustomPayloadRequest | null;
   Secret: string | null;
+  /**
+   * The row rule of the webhook's author on the event's resource, as conditions
+   * (`Owner=ann`), when saved; null when the author sees every row. Deliveries carry only
+   * the entities inside it, so a webhook never sends a row its author may not read.
+   */
+  Rows: string | null;
 }
 
 const PROPERTIES = [
@@ -45,6 +52,7 @@ const PROPERTIES = [
   'IsPaused',
   'CustomPayloadRequest',
   'Secret',
+  'Rows',
 ] as const;
 const REQUEST_PROPERTIES = ['Method', 'URI', 'Headers', 'Body', 'BreakOnError', 'BreakOnNoContent'] as const;
 
@@ -217,13 +225,15 @@ function customPayloadRequestOf(service: Service, value: unknown): CustomPayload
   };
 }
 
+/** Who saves a webhook: its rights and its rows become the webhook's. */
+export interface WebhookAuthor {
+  /** 403 when the author may not use the method on the resource. */
+  authorize(resource: string, method: string): void;
+  caller: Caller;
+}
+
 /** Validation on save (beforeWrite); returns the entity to store. */
-export function toStoredWebhook(
-  service: Service,
-  input: Entity,
-  existing?: Entity,
-  authorize?: (resource: string, method: string) => void,
-): Webhook {
+export function toStoredWebhook(service: Service, input: Entity, existing?: Entity, author?: WebhookAuthor): Webhook {
   const f = canonicalFields(input, PROPERTIES, 'Webhook');
   if (f.Label !== undefined && f.Label !== null && typeof f.Label !== 'string') invalid('Label', 'Label must be a string');
   const method = f.Method ?? 'POST';
@@ -240,7 +250,9 @@ export function toStoredWebhook(
   }
   const compiled = compileSelector(service, f.EventSelector as string);
   // A webhook never borrows rights (DESIGN 6): it delivers what its author may read.
-  authorize?.(eventSource(service, compiled.event), 'GET');
+  const source = eventSource(service, compiled.event);
+  author?.authorize(source, 'GET');
+  const rows = author ? authorRows(service, source, author.caller) : null;
   const selector = compiled.text;
   return {
     // Id is read-only: generated on insert, kept on update, whatever the input says.
@@ -256,7 +268,27 @@ export function toStoredWebhook(
       (existing as Webhook | undefined)?.CustomPayloadRequest,
     ),
     Secret: secretOf(f.Secret),
+    // Set by the service on every save, whatever the input says (like Id).
+    Rows: rows,
   };
+}
+
+/**
+ * The author's row rule on the event's resource, kept as conditions text. A predicate
+ * rule cannot be stored with the webhook, so such an author may not save one (403)
+ * rather than have it deliver rows the rule would hide.
+ */
+function authorRows(service: Service, source: string, caller: Caller): string | null {
+  const resource = service.resources.find(source);
+  if (resource === undefined || resource.kind !== 'EntityResource') return null;
+  const rule = resource.rows(caller, 'GET');
+  if (rule === null) return null;
+  if (rule.text === undefined)
+    throw new ServiceError(
+      'Forbidden',
+      `Your rows of '${source}' are given by a predicate, which a webhook cannot keep: a webhook on its events needs a row rule written as conditions`,
+    );
+  return rule.text;
 }
 
 /** Output form: SPEC 2.3 key order, without the secret. */

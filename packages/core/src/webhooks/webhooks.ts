@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { RaisedEvent } from '../events.js';
-import type { Entity } from '../query/conditions.js';
+import type { Entity, Predicate } from '../query/conditions.js';
+import type { JsonSchema } from '../query/schema-types.js';
+import { storedRowTest } from '../rules.js';
 import type { Service } from '../service.js';
 import { SELECT_ALL, type Storage } from '../storage/storage.js';
 import { AdminCache } from '../admin-cache.js';
@@ -13,6 +15,8 @@ import { toStoredWebhook, WEBHOOK_RESOURCE, WEBHOOK_SCHEMA, webhookOutput, type 
 interface Compiled {
   webhook: Webhook;
   selector: EventSelector;
+  /** The author's rows (webhook.ts `Rows`); null for every row. */
+  rows: Predicate | null;
 }
 
 interface Cache {
@@ -44,7 +48,7 @@ export class Webhooks {
       schema: WEBHOOK_SCHEMA,
       storage: this.storage,
       events: false,
-      beforeWrite: (entity, change) => toStoredWebhook(service, entity, change.existing, change.authorize) as unknown as Entity,
+      beforeWrite: (entity, change) => toStoredWebhook(service, entity, change.existing, change) as unknown as Entity,
       toOutput: webhookOutput,
       afterWrite: () => this.invalidate(),
     });
@@ -82,7 +86,10 @@ export class Webhooks {
       const webhook = e as unknown as Webhook;
       byId.set(webhook.Id, webhook);
       try {
-        hooks.push({ webhook, selector: compileSelector(this.service, webhook.EventSelector) });
+        const selector = compileSelector(this.service, webhook.EventSelector);
+        const schema = this.service.events.get(selector.event)?.schema as JsonSchema | undefined;
+        const rows = typeof webhook.Rows === 'string' ? storedRowTest(webhook.Rows, schema) : null;
+        hooks.push({ webhook, selector, rows });
       } catch {
         // A stored selector that no longer compiles (edited storage) fires nothing.
       }
@@ -102,10 +109,12 @@ export class Webhooks {
     const now = Date.now();
     const messages: OutboxMessage[] = [];
     let binary: OutboxMessage['Binary'] = null;
-    for (const { webhook, selector } of hooks) {
+    for (const { webhook, selector, rows } of hooks) {
       if (webhook.IsPaused) continue;
-      const selected = select(selector, event);
-      if (selected === null) continue;
+      let selected = select(selector, event);
+      // Only the rows the webhook's author may read (rules.ts): a hidden row is never sent.
+      if (rows !== null && Array.isArray(selected)) selected = selected.filter(rows);
+      if (selected === null || selected.length === 0) continue;
       if (selected === 'binary')
         binary ??= { ContentType: event.binary!.contentType, Body: Buffer.from(event.binary!.body).toString('base64') };
       const dueAt = now + (retryDelay(this.options.retrySchedule, 0) ?? 0);
