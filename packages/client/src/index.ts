@@ -103,9 +103,13 @@ export class Query<T = Entity> {
     return this.with({ conditions: [...this.state.conditions, ...added] });
   }
 
-  /** The entity with this key (`/Person/7`), for resources that declare a key. */
-  key(value: string | number): Query<T> {
-    return this.with({ conditions: [encodeKey(value)] });
+  /**
+   * The entity with this key (`/Person/7`), for resources that declare a key; a composite
+   * key takes its values in the declared order (`key('B', 3)` is `/Order/B,3`).
+   */
+  key(...values: Array<string | number>): Query<T> {
+    if (values.length === 0) throw new TypeError('key() needs the key value (or the values of a composite key)');
+    return this.with({ conditions: [values.map(encodeKey).join(',')] });
   }
 
   view(name: string): Query<T> {

@@ -49,9 +49,17 @@ export function encodeCondition(c: Condition): string {
   return `${encodeLocator(c.property)}${c.operator}${encodeValue(c.value)}`;
 }
 
-/** The key value of a bare-key URI (`/Person/7`): numbers bare, strings encoded (never quoted). */
+/**
+ * One key value of a bare-key URI (`/Person/7`): numbers bare, strings encoded (never
+ * quoted), `~` too, since a lone item with an operator-like character is an operator typo.
+ */
 export function encodeKey(value: string | number): string {
-  return typeof value === 'number' ? String(value) : encodePart(value);
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new TypeError(`Cannot write ${value} in a URI`);
+    return String(value);
+  }
+  if (typeof value !== 'string' || value === '') throw new TypeError('A key value is a number or a non-empty string');
+  return encodePart(value).replace(/~/g, '%7E');
 }
 
 export interface UriParts {

@@ -1,9 +1,11 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
+import Koa from 'koa';
 import { createClient, ResourceryError, type Client } from '@resourcery/client';
 import { createService, type Service } from '@resourcery/core';
 import { createExpressMiddleware } from '@resourcery/express';
+import { createKoaMiddleware } from '@resourcery/koa';
 import { createServer } from '@resourcery/node';
 
 interface Product {
@@ -36,13 +38,29 @@ function makeService(): Service {
       required: ['Sku', 'Name', 'Price'],
     },
     views: [{ name: 'Cheap', conditions: 'Price<10' }],
+    key: 'Sku',
   });
+  service.addResource({ name: 'Person', key: 'Id' });
+  service.addResource({ name: 'Order', key: ['Shop', 'No'] });
   return service;
+}
+
+interface Person {
+  Id: number;
+  Name: string;
+}
+
+/** Every adapter, each serving the service under /api. */
+function koaServer(service: Service): http.Server {
+  const app = new Koa();
+  app.use(createKoaMiddleware(service, { prefix: '/api' }));
+  return http.createServer(app.callback());
 }
 
 const adapters: Array<[string, (service: Service) => http.Server]> = [
   ['node', (service) => createServer(service, { basePath: '/api' })],
   ['express', (service) => http.createServer(express().use('/api', createExpressMiddleware(service)))],
+  ['koa', koaServer],
 ];
 
 describe.each(adapters)('@resourcery/client against %s', (_name, serve) => {
@@ -132,6 +150,36 @@ describe.each(adapters)('@resourcery/client against %s', (_name, serve) => {
     await products().where({ Sku: 'E-2' }).patch({ Price: 7 });
   });
 
+  test('keys: a bare value addresses one entity; POST generates a missing key; a taken key is 409', async () => {
+    const people = () => client.resource<Person>('Person');
+    expect((await people().post([{ Name: 'Ada' }, { Name: 'Alan' }])).data).toEqual([
+      { Name: 'Ada', Id: 1 },
+      { Name: 'Alan', Id: 2 },
+    ]);
+    expect(people().key(2).uri()).toBe('/Person/2');
+    expect(await people().key(2).get()).toEqual([{ Name: 'Alan', Id: 2 }]);
+    expect(await people().key(2).select('Name').get()).toEqual([{ Name: 'Alan' }]);
+    expect((await people().key(2).patch({ Name: 'Alan T.' })).data).toEqual([{ Name: 'Alan T.', Id: 2 }]);
+    expect((await people().key(3).put({ Name: 'Grace' })).status).toBe(201);
+    expect(await people().key(3).get()).toEqual([{ Id: 3, Name: 'Grace' }]);
+    await expect(people().post({ Id: 1, Name: 'Ada again' })).rejects.toMatchObject({ status: 409, code: 'Conflict' });
+    expect((await people().key(1).delete()).deleted).toBe(1);
+    expect(await people().key(1).get()).toEqual([]);
+    // A string key of a schema-typed property: '007' stays the string, not the number 7.
+    expect(await products().key('007').get()).toEqual([PRODUCTS[6]]);
+  });
+
+  test('composite keys: values in order, each encoded (commas, slashes, & and ~ inside values survive)', async () => {
+    const orders = () => client.resource('Order');
+    const shops = ['A', 'A,B', 'x/y&z=1', '~1', '100%'];
+    await orders().post(shops.map((Shop, i) => ({ Shop, No: 3, Total: i })));
+    expect(orders().key('A,B', 3).uri()).toBe('/Order/A%2CB,3');
+    for (const [i, shop] of shops.entries()) expect(await orders().key(shop, 3).get()).toEqual([{ Shop: shop, No: 3, Total: i }]);
+    expect((await orders().key('~1', 3).patch({ Total: 9 })).updated).toBe(1);
+    expect(await orders().where({ Total: 9 }).get()).toEqual([{ Shop: '~1', No: 3, Total: 9 }]);
+    await expect(orders().key('A').get()).rejects.toMatchObject({ status: 400, code: 'InvalidConditionSyntax' });
+  });
+
   test('errors are thrown as values with code, status and the Error record link', async () => {
     const error: ResourceryError = await products()
       .where('Nope', '=', 1)
@@ -154,6 +202,7 @@ describe.each(adapters)('@resourcery/client against %s', (_name, serve) => {
     ).toEqual(['007', 'O-9', 'B-1']);
     const doc = await client.openapi();
     expect(doc.paths['/Shop.Product']).toBeDefined();
+    expect(doc.paths['/Shop.Product/{Sku}'].get.operationId).toBe('get_Shop_Product_key');
   });
 });
 
@@ -167,6 +216,11 @@ describe('URI building', () => {
   test('keys are bare values; strings encoded, never quoted', () => {
     expect(client.resource('Person').key(7).uri()).toBe('/Person/7');
     expect(client.resource('Person').key('a/b&c').select('Name').uri()).toBe('/Person/a%2Fb%26c/select=Name');
+    expect(client.resource('Order').key('B', 3).uri()).toBe('/Order/B,3');
+    expect(client.resource('Person').key('~7').uri()).toBe('/Person/%7E7');
+    expect(() => client.resource('Person').key()).toThrow(TypeError);
+    expect(() => client.resource('Person').key('')).toThrow(TypeError);
+    expect(() => client.resource('Person').key(Number.NaN)).toThrow(TypeError);
   });
   test('dates, booleans and nested locators', () => {
     expect(

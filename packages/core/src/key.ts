@@ -24,14 +24,20 @@ export function keyProperties(key: string | readonly string[] | undefined, resou
 }
 
 /** The conditions a bare value stands for; 400 naming the condition form when the resource has no key. */
-export function keyConditions(resource: string, key: readonly string[] | null, bare: string): Condition[] {
+export function keyConditions(
+  resource: string,
+  key: readonly string[] | null,
+  bare: string,
+  parts: readonly string[] = bare.split(','),
+): Condition[] {
   if (key === null) {
     throw new ServiceError(
       'InvalidConditionOperator',
       `'${bare}' has no operator, and '${resource}' declares no key for a bare value to address: write a condition such as /${resource}/id=${bare} (<property>=<value>)`,
     );
   }
-  const values = key.length === 1 ? [bare] : bare.split(',');
+  // Split before decoding (`parts`), so an encoded comma (`%2C`) stays inside a value.
+  const values = key.length === 1 ? [bare] : parts;
   if (values.length !== key.length) {
     throw new ServiceError(
       'InvalidConditionSyntax',

@@ -34,6 +34,7 @@ const URI_LANGUAGE = `Every URI has the form \`/<resource>[-<view>]/<conditions>
 - **Values**: \`null\`; \`true\`/\`false\`; numbers; ISO 8601 dates; \`'x'\` or \`"x"\` forces a string; an empty value is the empty string. With a declared schema, values take the property's type.
 - **Encoding**: the URI is split on \`/\`, then on \`&\`, then each item at its operator, and only then are names and values percent-decoded. So write operators as they are, and percent-encode \`&\`, \`/\`, \`=\`, \`<\`, \`>\`, \`!\` and \`%\` inside values (\`Name=R%26D\`). \`+\` stays \`+\`.
 - **Meta-conditions** shape the result, as \`<name>=<value>\` items joined by \`&\`: ${META_KEYS.map((k) => `\`${k}\``).join(', ')}. Example: \`/Person/_/order_desc=Age&limit=10&select=Name,Age\`. Order of evaluation: conditions, search, add, rename, select, distinct, order, offset, limit. When a name is given twice the last wins.
+- **Keys**: in a resource that declares a key, a bare value addresses it: \`/Person/7\` means \`/Person/Id=7\`; a composite key takes its values in order, comma-separated (\`/Order/B,3\`). Such resources have a \`/<resource>/{key}\` path below.
 - **Views** are named selections declared by a resource: \`/Person-Adults\`.
 - **Macros**: \`/$name/...\` runs a stored request with its own conditions and meta-conditions (\`Service.Admin.Macro\`).
 - **REPORT** on any entity resource URI answers the count of what GET would return (\`{"Status":"success","Count":n}\`).
@@ -123,6 +124,7 @@ export function openApiDocument(service: Service, options: OpenApiOptions = {}):
       description: r.description,
       methods: [...r.methods],
       views: r.views.map((v) => ({ name: v.name, description: v.description })),
+      key: r.key ?? undefined,
       schema: r.kind === 'EntityResource' ? `#/components/schemas/${componentName(r.name)}` : undefined,
     })),
   };
@@ -273,12 +275,52 @@ function resourcePaths(service: Service, r: Resource, entity: string): Json {
   const paths: Json = {};
   paths[`/${r.name}`] = pathItem(service, r, entity, '', false);
   paths[`/${r.name}/{conditions}/{metaConditions}`] = pathItem(service, r, entity, '_query', true);
+  if (r.key) paths[keyPath(r)] = keyItem(service, r, entity);
   for (const v of r.views) {
     const item = pathItem(service, r, entity, `_${v.name.replace(/[^A-Za-z0-9_]/g, '_')}`, true);
     item.description = `View ${v.name}${v.description ? `: ${v.description}` : ''}`;
     paths[`/${r.name}-${v.name}/{conditions}/{metaConditions}`] = item;
   }
   return paths;
+}
+
+/** `/Person/{Id}`; a composite key's values in order, comma-separated: `/Order/{Shop},{No}`. */
+export function keyPath(r: Resource): string {
+  return `/${r.name}/${r.key!.map((k) => `{${k}}`).join(',')}`;
+}
+
+/** The path item of one entity addressed by its key (DESIGN 13): every method but POST. */
+function keyItem(service: Service, r: Resource, entity: string): Json {
+  const key = r.key!;
+  const item: Json = {
+    summary: `One ${r.name} by its key`,
+    description: `A bare value addresses the key: \`${keyPath(r)}\` means \`/${r.name}/${key.map((k) => `${k}={${k}}`).join('&')}\`.${
+      key.length > 1 ? ' Values are comma-separated; write a comma inside a value as `%2C`.' : ''
+    } Meta-conditions may follow as a third part (\`${keyPath(r)}/select=...\`).`,
+    parameters: key.map((name) => ({
+      name,
+      in: 'path',
+      required: true,
+      description: `The key property \`${name}\`, percent-encoded`,
+      schema: keySchema(r, name),
+    })),
+  };
+  for (const method of r.methods) {
+    if (method === 'REPORT' || method === 'POST') continue;
+    item[method.toLowerCase()] = operation(service, r, entity, method, '_key');
+  }
+  return item;
+}
+
+/** A key parameter typed as the schema types its property (without null: a key is never null). */
+function keySchema(r: Resource, name: string): Json {
+  const properties = (r.schema as { properties?: Record<string, Json> } | undefined)?.properties;
+  const declared = properties && Object.entries(properties).find(([k]) => k.toLowerCase() === name.toLowerCase())?.[1];
+  if (!declared || typeof declared !== 'object') return { type: ['string', 'number'] };
+  const { type, ...rest } = declared;
+  if (!Array.isArray(type)) return declared;
+  const types = type.filter((t) => t !== 'null');
+  return { ...rest, type: types.length === 1 ? types[0] : types };
 }
 
 function rootPath(): Json {

@@ -138,7 +138,7 @@ export class Resource {
     let q = this.compiled.get(parsed);
     if (q === undefined) {
       const view = this.view(parsed.view);
-      const addressed = parsed.bare === undefined ? parsed.conditions : keyConditions(this.name, this.key, parsed.bare);
+      const addressed = parsed.bare === undefined ? parsed.conditions : keyConditions(this.name, this.key, parsed.bare, parsed.bareValues);
       const conditions = typeConditions(view ? [...view.conditions, ...addressed] : addressed, this.schema);
       const meta = toMetaConditions(view ? [...view.meta, ...parsed.meta] : parsed.meta);
       checkMetaLocators(meta, this.schema);

@@ -44,6 +44,9 @@ describe('a bare value in the conditions position addresses the key', () => {
 
   test('a composite key takes its values in order, comma-separated', async () => {
     expect((await call(service, 'GET', '/Order/B,3', { headers: RAW })).json).toEqual([{ Shop: 'B', No: 3, Total: 20 }]);
+    // A comma inside a value is written %2C: the values are split before they are decoded.
+    await call(service, 'POST', '/Order', { body: { Shop: 'A,B', No: 3, Total: 30 } });
+    expect((await call(service, 'GET', '/Order/A%2CB,3', { headers: RAW })).json).toEqual([{ Shop: 'A,B', No: 3, Total: 30 }]);
     const wrong = await call(service, 'GET', '/Order/B');
     expect(wrong.status).toBe(400);
     expect(wrong.json.Message).toMatch(/key of 2 properties \(Shop, No\).*\/Order\/<Shop>,<No>/);

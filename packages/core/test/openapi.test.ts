@@ -15,9 +15,15 @@ function makeService(apiKeys = false): Service {
     name: 'Person',
     description: 'People we know',
     schema: PERSON_SCHEMA,
+    key: 'Id',
     views: [{ name: 'Adults', description: 'Age 18 and over', conditions: 'Age>=18' }],
   });
   service.addResource({ name: 'Shop.Product', methods: ['GET', 'HEAD', 'REPORT'] });
+  service.addResource({
+    name: 'Order',
+    key: ['Shop', 'No'],
+    schema: { type: 'object', properties: { Shop: { type: ['string', 'null'] }, No: { type: 'integer' }, Total: { type: 'number' } } },
+  });
   service.defineEvent('Backup.Done', {
     description: 'A backup finished',
     schema: { type: 'object', properties: { Bytes: { type: 'integer' } } },
@@ -89,6 +95,31 @@ describe('OpenAPI document', () => {
     expect(doc.info.description).toContain('percent-encode');
   });
 
+  test('a resource with a key has a path for one entity, its key parameters typed from the schema', () => {
+    const person = doc.paths['/Person/{Id}'];
+    expect(person.parameters).toEqual([expect.objectContaining({ name: 'Id', in: 'path', required: true, schema: { type: 'integer' } })]);
+    expect(
+      Object.keys(person)
+        .filter((k) => !['summary', 'description', 'parameters'].includes(k))
+        .sort(),
+    ).toEqual(['delete', 'get', 'head', 'patch', 'put']);
+    expect(person.get.responses[200].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Person.Result' });
+    expect(person.get.operationId).toBe('get_Person_key');
+    const order = doc.paths['/Order/{Shop},{No}'];
+    expect(order.parameters.map((p: any) => [p.name, p.schema])).toEqual([
+      ['Shop', { type: 'string' }],
+      ['No', { type: 'integer' }],
+    ]);
+    expect(order.description).toContain('%2C');
+    expect(doc.paths['/Shop.Product/{Id}']).toBeUndefined();
+    expect(Object.keys(doc.paths).filter((p) => p.startsWith('/Shop.Product'))).toEqual([
+      '/Shop.Product',
+      '/Shop.Product/{conditions}/{metaConditions}',
+    ]);
+    expect(doc['x-resources'].find((r: any) => r.name === 'Order').key).toEqual(['Shop', 'No']);
+    expect(doc.info.description).toContain('/Person/7');
+  });
+
   test('content types, the error body and its ErrorInfo header', () => {
     const content = doc.paths['/Person'].get.responses[200].content;
     expect(Object.keys(content)).toEqual([
@@ -127,6 +158,11 @@ describe('OpenAPI document', () => {
         '// @ts-expect-error Age is an integer',
         "export const bad: Person = { Name: 'Ann', Age: 'thirty' };",
         "export const code: components['schemas']['ErrorBody']['ErrorCode'] = 'UnknownResource';",
+        // Key parameters are typed from the schema.
+        "import type { paths } from './api';",
+        "export const id: paths['/Person/{Id}']['get']['parameters']['path']['Id'] = 7;",
+        '// @ts-expect-error Id is an integer',
+        "export const badId: paths['/Person/{Id}']['get']['parameters']['path']['Id'] = 'seven';",
         // The generated types type @resourcery/client's results.
         `import { createClient } from ${JSON.stringify(join(__dirname, '../../client/src/index'))};`,
         "const people = createClient({ baseUrl: 'http://localhost' }).resource<Person>('Person').where('Age', '>', 30);",

@@ -57,6 +57,8 @@ export interface ParsedUri {
    * `error` then says how to write a condition; it is raised only when the resource has no key.
    */
   bare?: string;
+  /** `bare` split at its commas before decoding, so `%2C` stays inside a composite key's value. */
+  bareValues?: string[];
 }
 
 const cache = new Lru<string, ParsedUri>(2000);
@@ -94,11 +96,13 @@ function parseUncached(uri: string): ParsedUri {
   let meta: MetaEntry[] = [];
   const items = raw.conditions ?? [];
   let bare: string | undefined;
+  let bareValues: string[] | undefined;
   // A lone item with no operator may be a key value; its error stands unless the resource has a key.
   // Written with an operator-like character (`Age~3`, `Age!3`) it is an operator typo, never a key.
   if (items.length === 1 && items[0].op === null && items[0].text !== '' && !/[~!<>=^*]/.test(items[0].text)) {
     try {
       bare = decode(items[0].text, 'key value');
+      bareValues = items[0].text.split(',').map((v) => decode(v, 'key value'));
       toCondition(items[0]);
     } catch (e) {
       if (!ServiceError.is(e)) throw e;
@@ -114,7 +118,7 @@ function parseUncached(uri: string): ParsedUri {
   }
   return bare === undefined
     ? { resource, macro: raw.resource.macro, view: view === '' ? null : view, conditions, meta, error }
-    : { resource, macro: raw.resource.macro, view: view === '' ? null : view, conditions, meta, error, bare };
+    : { resource, macro: raw.resource.macro, view: view === '' ? null : view, conditions, meta, error, bare, bareValues };
 }
 
 /** `?...` is never read: a 400 that shows the same query in the path (a fragment is ignored). */
