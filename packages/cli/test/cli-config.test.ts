@@ -94,6 +94,36 @@ describe('a resourcery.config.json in the working directory is read', () => {
   });
 });
 
+describe('limits.maxCausedRequests', () => {
+  test('two webhooks feeding their own event stop at the bound: 1 + 4 inserts, the rest logged and recorded as InfiniteLoopDetected', async () => {
+    await writeFile(file, JSON.stringify({ people: [{ name: 'seed' }] }));
+    await writeFile(path.join(dir, 'resourcery.config.json'), JSON.stringify({ limits: { maxCausedRequests: 4 } }));
+    const server = await start(['serve', 'db.json', '-p', '0'], dir);
+    for (const label of ['one', 'two'])
+      expect(
+        (
+          await request(server, 'POST', '/Service.Admin.Webhook', {
+            Destination: '/people',
+            EventSelector: '/people.Inserted',
+            Label: label,
+          })
+        ).status,
+      ).toBe(201);
+    expect((await request(server, 'POST', '/people', { name: 'Echo' })).status).toBe(201);
+    // Every insert raises two deliveries: 4 are let through, 2 * 5 - 4 refused; nothing follows a refusal.
+    const deadline = Date.now() + 10_000;
+    let rows: Array<{ Success: boolean; Status: number; Error: string | null }> = [];
+    while (rows.length < 10 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+      rows = (await request(server, 'GET', '/Service.Admin.WebhookLog')).json ?? [];
+    }
+    expect((await request(server, 'REPORT', '/people/name=Echo')).json).toBe(5);
+    expect(rows.filter((r) => r.Success)).toHaveLength(4);
+    expect(rows.filter((r) => r.Status === 508 && /InfiniteLoopDetected/.test(r.Error ?? ''))).toHaveLength(6);
+    expect((await request(server, 'REPORT', '/Service.Admin.Error/ErrorCode=InfiniteLoopDetected')).json).toBe(1);
+  });
+});
+
 describe('a config that cannot be used stops the start with every problem named (exit 2)', () => {
   test('all problems at once, each with its setting', async () => {
     await writeFile(

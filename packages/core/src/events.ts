@@ -1,3 +1,4 @@
+import type { Origin } from './origin.js';
 import type { Entity } from './query/conditions.js';
 
 export interface EventDefinition {
@@ -19,6 +20,8 @@ export type EventPayload = Entity | Entity[] | BinaryPayload | Uint8Array | stri
 export interface RaiseOptions {
   /** How deep in local requests the raising request was (stops webhook loops). */
   depth?: number;
+  /** The client request the raise descends from (bounds what it causes); none: the raise is an origin itself. */
+  origin?: Origin;
 }
 
 export interface RaisedEvent {
@@ -28,6 +31,7 @@ export interface RaisedEvent {
   entities?: Entity[];
   binary?: { contentType: string; body: Uint8Array };
   depth: number;
+  origin?: Origin;
 }
 
 export type EventListener = (event: RaisedEvent) => void | Promise<void>;
@@ -68,7 +72,7 @@ export class Events {
   async raise(name: string, payload: EventPayload, options: RaiseOptions = {}): Promise<void> {
     const definition = this.get(name);
     if (!definition) throw new Error(`Unknown event '${name}': define it with service.defineEvent first`);
-    const event: RaisedEvent = { name: definition.name, time: new Date(), depth: options.depth ?? 0 };
+    const event: RaisedEvent = { name: definition.name, time: new Date(), depth: options.depth ?? 0, origin: options.origin };
     if (definition.contentType !== undefined) {
       event.binary = toBinary(payload, definition.contentType, name);
     } else {

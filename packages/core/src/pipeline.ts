@@ -5,6 +5,7 @@ import { parseUri } from './grammar/parse.js';
 import { RequestContext } from './http/context.js';
 import type { PlainRequest, PlainResponse } from './http/types.js';
 import { OPERATIONS } from './operations.js';
+import type { Origin } from './origin.js';
 import { rootResponse } from './root.js';
 import type { Negotiated } from './protocols.js';
 import type { Entity } from './query/conditions.js';
@@ -20,8 +21,14 @@ export const LISTING = 'Service.AvailableResource';
  * auth -> parse -> macro rewrite -> resolve resource -> operation (reading the body)
  * -> write result. Every failure is a ServiceError turned into a response in one place.
  */
-export async function handle(service: Service, request: PlainRequest, depth = 0, context?: unknown): Promise<PlainResponse> {
-  const ctx = new RequestContext(request, service.options.maxBodyBytes, depth, context);
+export async function handle(
+  service: Service,
+  request: PlainRequest,
+  depth = 0,
+  context?: unknown,
+  origin?: Origin,
+): Promise<PlainResponse> {
+  const ctx = new RequestContext(request, service.options.maxBodyBytes, depth, context, origin);
   try {
     const described = rootResponse(service, ctx);
     // Awaited here so that a failure (401) is answered by the catch below.
@@ -52,7 +59,7 @@ export async function handle(service: Service, request: PlainRequest, depth = 0,
       query,
       // Read once: a retried operation (Conflict) or a Source GET must not run twice.
       input: once(() => service.readInput(ctx)),
-      changed: (kind, entities) => changed(service, resource, kind, entities, ctx.depth),
+      changed: (kind, entities) => changed(service, resource, kind, entities, ctx),
       authorize,
       caller,
       rows,
@@ -66,12 +73,12 @@ export async function handle(service: Service, request: PlainRequest, depth = 0,
   }
 }
 
-async function changed(service: Service, resource: Resource, kind: string, entities: Entity[], depth: number): Promise<void> {
+async function changed(service: Service, resource: Resource, kind: string, entities: Entity[], ctx: RequestContext): Promise<void> {
   if (resource.raisesEvents && entities.length > 0)
     await service.events.raise(
       `${resource.name}.${kind}`,
       entities.map((e) => resource.output(e)),
-      { depth },
+      { depth: ctx.depth, origin: ctx.origin },
     );
 }
 

@@ -12,6 +12,7 @@ import { Cors, type CorsOptions } from './http/cors.js';
 import { fromFetchRequest, toFetchResponse } from './http/fetch.js';
 import type { PlainRequest, PlainResponse } from './http/types.js';
 import { Macros } from './macros.js';
+import { DEFAULT_MAX_CAUSED, Origin } from './origin.js';
 import { openApiDocument, type OpenApiOptions } from './openapi.js';
 import { handle, LISTING } from './pipeline.js';
 import { Protocols } from './protocols.js';
@@ -50,6 +51,12 @@ export interface ServiceOptions {
   webhooks?: WebhookOptions;
   /** Answer browsers on other origins (CORS); `true` = pages on localhost (dev servers). Off by default. */
   cors?: CorsOptions | boolean;
+  /**
+   * Local requests (webhooks, Source, Destination, custom payloads) and webhook delivery
+   * attempts one client request may cause in all, however they fan out (default 256);
+   * past it they are refused with 508 InfiniteLoopDetected.
+   */
+  maxCausedRequests?: number;
   /** Characters of text search and search_regex may scan per request (default 32 Mi); more is 400. */
   searchBudget?: number;
   /**
@@ -72,7 +79,10 @@ export interface ErrorInfo {
 
 /** The options as the service runs them; API keys are not kept here (only their digests, in the authenticator). */
 type ResolvedOptions = Required<
-  Pick<ServiceOptions, 'maxBodyBytes' | 'maxNestingDepth' | 'maxErrorRecords' | 'events' | 'allowPrivateDestinations' | 'searchBudget'>
+  Pick<
+    ServiceOptions,
+    'maxBodyBytes' | 'maxNestingDepth' | 'maxErrorRecords' | 'events' | 'allowPrivateDestinations' | 'searchBudget' | 'maxCausedRequests'
+  >
 > &
   Omit<ServiceOptions, 'apiKeys'>;
 
@@ -103,11 +113,14 @@ export class Service {
       events: true,
       allowPrivateDestinations: false,
       searchBudget: DEFAULT_SEARCH_BUDGET,
+      maxCausedRequests: DEFAULT_MAX_CAUSED,
       ...given,
     };
     const depth = this.options.maxNestingDepth;
     if (!Number.isInteger(depth) || depth < 1 || depth > MAX_NESTING_LIMIT)
       throw new Error(`maxNestingDepth must be a whole number from 1 to ${MAX_NESTING_LIMIT}, not ${depth}`);
+    const caused = this.options.maxCausedRequests;
+    if (!Number.isInteger(caused) || caused < 1) throw new Error(`maxCausedRequests must be a whole number of at least 1, not ${caused}`);
     if (this.options.compiledQueries === false) setCodeGeneration(false);
     if (keys?.length && options.authenticate)
       throw new Error('Give either apiKeys or authenticate (compose apiKeys() into your authenticate to have both)');
@@ -191,12 +204,33 @@ export class Service {
 
   /**
    * A local request made by the service itself, one level deeper: on the caller's behalf
-   * (Source, Destination) with the caller's context; webhook deliveries pass none.
+   * (Source, Destination) with the caller's context; webhook deliveries pass none. It
+   * counts against its origin's bound: past it, the answer is 508 (see `refusal`).
    */
-  handleLocal(request: PlainRequest, depth: number, context?: unknown): Promise<PlainResponse> {
+  handleLocal(request: PlainRequest, depth: number, context?: unknown, origin: Origin = new Origin()): Promise<PlainResponse> {
     if (depth > MAX_DEPTH)
       return Promise.reject(new ServiceError('InfiniteLoopDetected', `Local requests nested more than ${MAX_DEPTH} deep`));
-    return handle(this, request, depth, context);
+    if (!origin.take(this.options.maxCausedRequests)) return this.refusal(request, origin, depth, context);
+    return handle(this, request, depth, context, origin);
+  }
+
+  /**
+   * The answer to a request one origin caused past `maxCausedRequests`: 508
+   * InfiniteLoopDetected. Only the first refusal of an origin makes an Error record (and
+   * tells onError); later ones link to it, so a runaway loop cannot flush the records.
+   */
+  async refusal(request: PlainRequest, origin: Origin, depth: number, context?: unknown): Promise<PlainResponse> {
+    const ctx = new RequestContext(request, this.options.maxBodyBytes, depth, context, origin);
+    const error = new ServiceError(
+      'InfiniteLoopDetected',
+      `One client request caused more than ${this.options.maxCausedRequests} local requests and webhook deliveries (${origin.id}): the rest are stopped (service option maxCausedRequests)`,
+    );
+    if (origin.refusal !== undefined) return this.errorResponse(ctx, error, origin.refusal);
+    let link!: (value: string | undefined) => void;
+    origin.refusal = new Promise((resolve) => (link = resolve));
+    const response = await this.errorResponse(ctx, error);
+    link(response.headers.errorinfo);
+    return response;
   }
 
   /**
@@ -259,10 +293,13 @@ export class Service {
     return contentType.read!(body, { params });
   }
 
-  /** Turns any failure into the error response of SPEC 7, storing an Error record (not for 401). */
-  async errorResponse(ctx: RequestContext, thrown: unknown): Promise<PlainResponse> {
+  /**
+   * Turns any failure into the error response of SPEC 7, storing an Error record (not for
+   * 401); `recorded`: the link of a record already made for it instead.
+   */
+  async errorResponse(ctx: RequestContext, thrown: unknown, recorded?: Promise<string | undefined>): Promise<PlainResponse> {
     const error = toServiceError(thrown);
-    if (error.status >= 500 && this.options.onError) {
+    if (error.status >= 500 && this.options.onError && recorded === undefined) {
       try {
         this.options.onError(error, {
           method: ctx.method,
@@ -274,8 +311,8 @@ export class Service {
         // A failing logger must not change the answer.
       }
     }
-    let moreInfoAt: string | undefined;
-    if (error.code !== 'NotAuthorized') {
+    let moreInfoAt = await recorded;
+    if (recorded === undefined && error.code !== 'NotAuthorized') {
       try {
         moreInfoAt = `${ctx.basePath}/${ERROR_RESOURCE}/id=${await this.errors.record(ctx, error)}`;
       } catch {

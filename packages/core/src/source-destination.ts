@@ -99,6 +99,7 @@ async function run(service: Service, ctx: RequestContext, which: Which, request:
       { method: request.method, uri: request.uri, headers, body, basePath: ctx.basePath },
       ctx.depth + 1,
       ctx.context,
+      ctx.origin,
     );
     try {
       return {

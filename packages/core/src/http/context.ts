@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { ServiceError } from '../errors.js';
 import { normalizeBasePath } from './base-path.js';
+import { Origin } from '../origin.js';
 import type { Resource } from '../resources.js';
 import type { BodyChunk, HeaderValue, PlainRequest } from './types.js';
 
@@ -41,6 +42,8 @@ export class RequestContext {
 
   /** Who is calling, once authenticated (hooks and rules see it). */
   principal: unknown = undefined;
+  /** Made when first asked for: most requests cause nothing. */
+  private originValue: Origin | undefined;
 
   /** `context`: the app's per-request context (adapter option or `service.handle`). */
   constructor(
@@ -48,6 +51,7 @@ export class RequestContext {
     readonly maxBodyBytes: number,
     depth = 0,
     readonly context: unknown = undefined,
+    origin?: Origin,
   ) {
     this.method = request.method.toUpperCase();
     this.uri = request.uri || '/';
@@ -56,6 +60,12 @@ export class RequestContext {
     this.headers = this.clientHeaders;
     this.rawBody = request.body;
     this.depth = depth;
+    this.originValue = origin;
+  }
+
+  /** The client request this one descends from (itself, for a client request): what it causes counts against one bound. */
+  get origin(): Origin {
+    return (this.originValue ??= new Origin());
   }
 
   /** When the request arrived (error records, file names). */

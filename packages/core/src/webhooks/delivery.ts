@@ -1,4 +1,6 @@
 import { createHmac } from 'node:crypto';
+import type { PlainResponse } from '../http/types.js';
+import { HeldOrigins, Origin } from '../origin.js';
 import type { Service } from '../service.js';
 import { outgoingFetch, refusedResolved } from './guard.js';
 import type { DeliveryAttempt, DeliveryLog } from './log.js';
@@ -87,6 +89,8 @@ export class DeliveryWorker {
   private readonly timers = new Map<string, NodeJS.Timeout>();
   /** Messages this instance holds, by Id, as last stored. */
   private readonly owned = new Map<string, OutboxMessage>();
+  /** The origins of the messages held, whose bound their deliveries count against. */
+  private readonly origins = new HeldOrigins();
   private readonly running = new Set<Promise<void>>();
   private readonly controllers = new Set<AbortController>();
   private idleWaiters: Array<() => void> = [];
@@ -112,9 +116,20 @@ export class DeliveryWorker {
     this.sweepTimer.unref();
   }
 
-  /** Takes messages just written to the outbox by this instance. */
-  accept(messages: OutboxMessage[]): void {
-    for (const m of messages) this.schedule(m);
+  /** Takes messages just written to the outbox by this instance for an event of `origin`. */
+  accept(messages: OutboxMessage[], origin: Origin): void {
+    for (const m of messages) this.take(m, origin);
+  }
+
+  /** Holds a message (and its origin) until it is delivered or given up. */
+  private take(message: OutboxMessage, live?: Origin): void {
+    this.origins.hold(message.Id, message.Origin ?? message.Id, message.Caused ?? 0, live);
+    this.schedule(message);
+  }
+
+  private drop(message: OutboxMessage): void {
+    this.owned.delete(message.Id);
+    this.origins.release(message.Id);
   }
 
   /** Resolves when nothing is due, running or waiting for a retry. */
@@ -190,7 +205,7 @@ export class DeliveryWorker {
     await this.log.record(row).catch((e) => this.warn(e));
     const delay = outcome.success || outcome.final ? null : retryDelay(this.options.retrySchedule, attempt);
     if (delay === null) {
-      this.owned.delete(message.Id);
+      this.drop(message);
       await this.outbox.remove(message);
       return;
     }
@@ -199,7 +214,7 @@ export class DeliveryWorker {
       this.schedule(await this.outbox.update(message, { ...message, Attempt: attempt, DueAt: dueAt, LockedUntil: dueAt + this.lease }));
     } catch (e) {
       // Deleted or changed elsewhere: no longer ours to retry.
-      this.owned.delete(message.Id);
+      this.drop(message);
       throw e;
     }
   }
@@ -209,7 +224,8 @@ export class DeliveryWorker {
     if (!webhook) return { status: null, success: false, error: 'The webhook no longer exists; the message is dropped', final: true };
     // Paused webhooks are skipped (SPEC 3): retries still pending when it was paused are dropped too.
     if (webhook.IsPaused) return { status: null, success: false, error: 'The webhook is paused; the message is dropped', final: true };
-    const payload = await buildPayload(this.service, webhook, message);
+    const origin = this.origins.of(message.Id) ?? new Origin(message.Origin);
+    const payload = await buildPayload(this.service, webhook, message, origin);
     if (payload.kind === 'abort') return { status: null, success: false, error: `Aborted: ${payload.reason}`, final: true };
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(webhook.Headers)) headers[name.toLowerCase()] = value;
@@ -220,7 +236,13 @@ export class DeliveryWorker {
     if (webhook.Secret) headers['webhook-signature'] = sign(webhook.Secret, message.Id, timestamp, payload.body);
     const hasBody = webhook.Method !== 'GET' && webhook.Method !== 'HEAD' && payload.body !== null;
     const body = hasBody ? payload.body : null;
-    return webhook.Destination.startsWith('/') ? this.sendLocal(webhook, message, headers, body) : this.sendRemote(webhook, headers, body);
+    if (webhook.Destination.startsWith('/')) return this.sendLocal(webhook, message, headers, body, origin);
+    // A local delivery counts as the local request it is; a remote one here.
+    if (!origin.take(this.service.options.maxCausedRequests)) {
+      const request = { method: webhook.Method, uri: webhook.Destination, headers, body };
+      return loopStopped(await this.service.refusal(request, origin, message.Depth + 1));
+    }
+    return this.sendRemote(webhook, headers, body);
   }
 
   /** Relative destinations run in-process, one level deeper than the raising request. */
@@ -229,6 +251,7 @@ export class DeliveryWorker {
     message: OutboxMessage,
     headers: Record<string, string>,
     body: Buffer | null,
+    origin: Origin,
   ): Promise<Outcome> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
@@ -236,8 +259,14 @@ export class DeliveryWorker {
       timer.unref();
     });
     try {
-      const request = this.service.handleLocal({ method: webhook.Method, uri: webhook.Destination, headers, body }, message.Depth + 1);
+      const request = this.service.handleLocal(
+        { method: webhook.Method, uri: webhook.Destination, headers, body },
+        message.Depth + 1,
+        undefined,
+        origin,
+      );
       const response = await Promise.race([request, timeout]);
+      if (response.status === 508) return loopStopped(response);
       const text = (await collectBody(response.body)).toString('utf8');
       return outcomeOf(response.status, text);
     } catch (e) {
@@ -298,7 +327,7 @@ export class DeliveryWorker {
       for (const message of await this.outbox.unleased(now, 1000)) {
         if (this.closed || this.owned.has(message.Id)) continue;
         const claimed = await this.outbox.claim(message, Math.max(now, message.DueAt) + this.lease);
-        if (claimed) this.schedule(claimed);
+        if (claimed) this.take(claimed);
       }
     } catch (e) {
       this.warn(e);
@@ -315,7 +344,7 @@ export class DeliveryWorker {
     for (const controller of this.controllers) controller.abort(CLOSED);
     await Promise.allSettled([...this.running]);
     const held = [...this.owned.values()];
-    this.owned.clear();
+    for (const message of held) this.drop(message);
     await Promise.allSettled(held.map((m) => this.outbox.update(m, { ...m, LockedUntil: 0 })));
     this.checkIdle();
   }
@@ -329,6 +358,11 @@ function outcomeOf(status: number, text: string): Outcome {
   if (status >= 200 && status < 300) return { status, success: true, error: null };
   const snippet = text.length > 300 ? `${text.slice(0, 300)}...` : text;
   return { status, success: false, error: snippet ? `HTTP ${status}: ${snippet}` : `HTTP ${status}` };
+}
+
+/** A 508 of the service's own (a loop or fan-out it stopped): retrying only adds to it. */
+async function loopStopped(response: PlainResponse): Promise<Outcome> {
+  return { ...outcomeOf(response.status, (await collectBody(response.body)).toString('utf8')), final: true };
 }
 
 /** The first bytes of an error answer, for the log; the rest is discarded. */

@@ -22,6 +22,13 @@ export interface OutboxMessage {
   Time: string;
   /** Local-request depth of the raising request (stops webhook loops). */
   Depth: number;
+  /**
+   * The client request the event descends from, and how many requests it had caused when
+   * the message was written: what all its messages cause counts against one bound (origin.ts).
+   * Absent in messages written before the bound existed.
+   */
+  Origin?: string;
+  Caused?: number;
   Entities: Entity[] | null;
   /** A binary payload: its Content-Type and its bytes in base64. */
   Binary: { ContentType: string; Body: string } | null;

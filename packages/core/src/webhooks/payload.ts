@@ -1,5 +1,6 @@
 import { isMediaType, parseMediaTypeAt } from '../content-types/media-type.js';
 import type { BodyChunk, PlainResponse } from '../http/types.js';
+import type { Origin } from '../origin.js';
 import type { Entity } from '../query/conditions.js';
 import type { Service } from '../service.js';
 import type { OutboxMessage } from './outbox.js';
@@ -75,15 +76,21 @@ function entitiesOfJson(bytes: Buffer): Entity[] | null {
  * else the event's binary payload as-is, else the matching entities in the webhook's
  * Content-Type.
  */
-export async function buildPayload(service: Service, webhook: Webhook, message: OutboxMessage): Promise<Payload> {
+export async function buildPayload(service: Service, webhook: Webhook, message: OutboxMessage, origin: Origin): Promise<Payload> {
   const contentTypeHeader = headerValue(webhook.Headers, 'content-type');
-  if (webhook.CustomPayloadRequest) return customPayload(service, webhook, message.Depth, contentTypeHeader);
+  if (webhook.CustomPayloadRequest) return customPayload(service, webhook, message.Depth, origin, contentTypeHeader);
   if (message.Binary) return { kind: 'send', body: Buffer.from(message.Binary.Body, 'base64'), contentType: message.Binary.ContentType };
   const { body, contentType } = await serializeEntities(service, message.Entities ?? [], contentTypeHeader);
   return { kind: 'send', body, contentType };
 }
 
-async function customPayload(service: Service, webhook: Webhook, depth: number, contentTypeHeader: string | undefined): Promise<Payload> {
+async function customPayload(
+  service: Service,
+  webhook: Webhook,
+  depth: number,
+  origin: Origin,
+  contentTypeHeader: string | undefined,
+): Promise<Payload> {
   const request = webhook.CustomPayloadRequest!;
   const headers: Record<string, string> = { accept: 'application/json;raw=true' };
   for (const [name, value] of Object.entries(request.Headers)) headers[name.toLowerCase()] = value;
@@ -93,6 +100,8 @@ async function customPayload(service: Service, webhook: Webhook, depth: number, 
     response = await service.handleLocal(
       { method: 'GET', uri: request.URI, headers, body: request.Body === null ? null : JSON.stringify(request.Body) },
       depth + 1,
+      undefined,
+      origin,
     );
   } catch (e) {
     const message = (e as Error).message;

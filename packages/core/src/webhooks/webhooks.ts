@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { RaisedEvent } from '../events.js';
+import { Origin } from '../origin.js';
 import type { Entity, Predicate } from '../query/conditions.js';
 import type { JsonSchema } from '../query/schema-types.js';
 import { storedRowTest } from '../rules.js';
@@ -107,6 +108,8 @@ export class Webhooks {
     const { hooks } = await this.cache.get(true);
     if (hooks.length === 0) return;
     const now = Date.now();
+    // An event raised by the app itself (service.raise) is an origin of its own.
+    const origin = event.origin ?? new Origin();
     const messages: OutboxMessage[] = [];
     let binary: OutboxMessage['Binary'] = null;
     for (const { webhook, selector, rows } of hooks) {
@@ -124,6 +127,8 @@ export class Webhooks {
         Event: event.name,
         Time: event.time.toISOString(),
         Depth: event.depth,
+        Origin: origin.id,
+        Caused: origin.caused,
         Entities: selected === 'binary' ? null : selected,
         Binary: selected === 'binary' ? binary : null,
         Attempt: 0,
@@ -133,6 +138,6 @@ export class Webhooks {
     }
     if (messages.length === 0) return;
     await this.outbox.add(messages);
-    this.worker.accept(messages);
+    this.worker.accept(messages, origin);
   }
 }
