@@ -148,7 +148,7 @@ describe('over HTTP (node:http adapter)', () => {
       expect(await settled()).toBe('idle');
       expect(seen.inserted).toBe(11);
       const errors = await fetch(`http://127.0.0.1:${port}/Service.Admin.Error/ErrorCode=InfiniteLoopDetected`);
-      expect((await errors.json()).Data).toHaveLength(1);
+      expect(((await errors.json()) as { Data: unknown[] }).Data).toHaveLength(1);
     } finally {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
