@@ -34,7 +34,16 @@ export { compareValues } from './query/order.js';
 export type { JsonSchema } from './query/schema-types.js';
 export { MemoryStorage } from './storage/memory.js';
 export { ComputedStorage } from './storage/computed.js';
-export { SELECT_ALL, type Storage, type SelectQuery, type SelectResult, type WriteBatch } from './storage/storage.js';
+export {
+  SELECT_ALL,
+  type Storage,
+  type SelectQuery,
+  type SelectResult,
+  type WriteBatch,
+  type StorageIndex,
+  type IndexedProperty,
+} from './storage/storage.js';
+export type { IndexDefinition } from './indexes.js';
 export type { EventPayload, RaiseOptions } from './events.js';
 export { Webhooks } from './webhooks/webhooks.js';
 export { DEFAULT_RETRY_SCHEDULE, retryDelay, sign as signWebhook, type WebhookOptions } from './webhooks/delivery.js';

@@ -55,6 +55,9 @@ export class Macros {
       name: MACRO_RESOURCE,
       description: 'Macros: stored request templates, called as /$<name>',
       storage: this.uniqueNames(this.storage),
+      // A shared storage refuses the second of two instances saving one name at once
+      // (409, then the retried POST finds the name taken: 400).
+      indexes: [{ properties: 'Name', unique: true, ignoreCase: true }],
       events: false,
       beforeWrite: (entity, change) => this.validate(entity, change.existing),
       afterWrite: () => this.invalidate(),
@@ -147,6 +150,7 @@ export class Macros {
       },
     };
     if (storage.count) guarded.count = (query) => storage.count!(query);
+    if (storage.useIndexes) guarded.useIndexes = (indexes) => storage.useIndexes!(indexes);
     return guarded;
   }
 

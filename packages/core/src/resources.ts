@@ -2,6 +2,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import type { Caller } from './caller.js';
 import { ServiceError } from './errors.js';
 import type { ResourceHooks } from './hooks.js';
+import { resolveIndexes, type IndexDefinition } from './indexes.js';
 import { keyConditions, keyProperties } from './key.js';
 import { parseUri, type Condition, type MetaEntry, type ParsedUri } from './grammar/parse.js';
 import { METHODS, type Method } from './http/types.js';
@@ -62,6 +63,12 @@ export interface ResourceDefinition {
    * missing, addressed by a bare value (`/Person/7`). See docs/keys.md.
    */
   key?: string | readonly string[];
+  /**
+   * Indexes for the storage to build and query through (SQL storage): a property name,
+   * several (`['Age', 'Score']`: equality on Age, order on Score), or
+   * `{ properties, unique, ignoreCase }`. See docs/storage.md.
+   */
+  indexes?: readonly IndexDefinition[];
 }
 
 interface View {
@@ -100,6 +107,7 @@ export class Resource {
     this.kind = options.kind ?? 'EntityResource';
     this.methods = this.kind === 'EventResource' ? [] : (definition.methods ?? METHODS).map((m) => m.toUpperCase() as Method);
     this.storage = definition.storage ?? new MemoryStorage();
+    if (definition.indexes?.length) this.storage.useIndexes?.(resolveIndexes(definition.indexes, definition.name, definition.schema));
     this.schema = definition.schema;
     this.raisesEvents = definition.events ?? options.events;
     if (definition.schema) this.validator = options.ajv.compile(definition.schema);

@@ -5,9 +5,11 @@ import {
   type SelectQuery,
   type SelectResult,
   type Storage,
+  type StorageIndex,
   type WriteBatch,
 } from '@resourcery/core';
 import { sessionFor, type Session, type SqlClient } from './client.js';
+import { DeclaredIndexes } from './indexes.js';
 import { quoteTableName } from './table-name.js';
 import { Params, translateConditions, translateOrder, type ConditionsSql } from './translate.js';
 
@@ -16,9 +18,17 @@ export interface SqlStorageOptions {
   client: SqlClient;
   /** `table` or `schema.table`: letters, digits and `_`. */
   table: string;
-  /** Create the table when it is missing (default true). */
+  /** Create the table (and the indexes the resource declares) when missing (default true). */
   create?: boolean;
+  /**
+   * The most rows one query may read from the table (default 100,000): a query that
+   * would read more is refused with a 400 instead of loading them all into memory.
+   * See docs/limits.md.
+   */
+  maxRows?: number;
 }
+
+export const DEFAULT_MAX_ROWS = 100_000;
 
 /** Where an entity handed out lives, and which version of the row it showed. */
 interface RowKey {
@@ -27,16 +37,24 @@ interface RowKey {
 }
 
 /**
- * The table's rows as `s`, with computed columns when tests or an order need them. OFFSET 0
- * keeps PostgreSQL from inlining the columns into every test that reads them; ordering
- * by id inside lets a LIMIT stop the scan early (primary key order).
+ * The rows the conditions keep, as `r` (the table itself, where its indexes answer the
+ * direct tests, the order and the limit) or, when tests or an order need computed
+ * columns, as `s`: a subquery fenced with OFFSET 0 that keeps PostgreSQL from inlining
+ * the columns into every test that reads them; the direct tests stay inside it, on the
+ * table, and ordering by id inside lets a LIMIT stop the scan early (primary key order).
  */
-function source(table: string, columns: string[], byId = false): string {
-  if (columns.length === 0) return `${table} s`;
-  return `(SELECT r.id, r.version, r.body, ${columns.join(', ')} FROM ${table} r${byId ? ' ORDER BY r.id' : ''} OFFSET 0) s`;
+function scan(table: string, params: Params, c: ConditionsSql, byId = false): { from: string; alias: string } {
+  const where = (tests: string[]) => (tests.length === 0 ? '' : ` WHERE ${tests.join(' AND ')}`);
+  if (params.columns.length === 0) return { from: `${table} r${where([...c.direct, ...c.tests])}`, alias: 'r' };
+  const inner = `SELECT r.id, r.version, r.body, ${params.columns.join(', ')} FROM ${table} r${where(c.direct)}${byId ? ' ORDER BY r.id' : ''}`;
+  return { from: `(${inner} OFFSET 0) s${where(c.tests)}`, alias: 's' };
 }
 
-const where = (c: ConditionsSql) => (c.tests.length === 0 ? '' : ` WHERE ${c.tests.join(' AND ')}`);
+const tooManyRows = (max: number) =>
+  new ServiceError(
+    'InvalidMetaConditionValueType',
+    `The request would read more than ${max} rows of the SQL table (the storage's maxRows): narrow it with conditions, or a limit with an order the database can apply (an indexed property), or raise maxRows`,
+  );
 
 const conflict = () => new ServiceError('Conflict', 'The entities to change were changed by another request; nothing was written');
 
@@ -84,26 +102,52 @@ export class SqlStorage implements Storage {
   private readonly create: boolean;
   private readonly keys = new WeakMap<Entity, RowKey>();
   private creating: Promise<void> | null = null;
+  private readonly indexes = new DeclaredIndexes();
+  private indexing: Promise<void> | null = null;
+  private readonly maxRows: number;
 
   constructor(options: SqlStorageOptions) {
     this.table = options.table;
     this.quoted = quoteTableName(options.table);
     this.session = sessionFor(options.client);
     this.create = options.create ?? true;
+    this.maxRows = options.maxRows ?? DEFAULT_MAX_ROWS;
+    if (!Number.isInteger(this.maxRows) || this.maxRows < 1) throw new Error(`maxRows must be a positive integer, not ${options.maxRows}`);
   }
 
-  /** Resolves once the table exists (created on first use). */
+  /** The resource's declared indexes (core Storage.useIndexes): built by ready(), used by queries. */
+  useIndexes(indexes: readonly StorageIndex[]): void {
+    this.indexes.declare(indexes);
+    this.indexing = null;
+  }
+
+  /** Resolves once the table and the declared indexes exist (created on first use). */
   ready(): Promise<void> {
-    if (!this.create) return Promise.resolve();
-    this.creating ??= this.createTable().catch((e) => {
-      this.creating = null;
+    if (this.create) {
+      this.creating ??= this.createTable().catch((e) => {
+        this.creating = null;
+        throw e;
+      });
+    }
+    if (this.indexes.empty) return this.creating ?? Promise.resolve();
+    this.indexing ??= (async () => {
+      await this.creating;
+      if (this.create) for (const ddl of this.indexes.ddl(this.table, this.quoted)) await this.createOnce(ddl);
+      await this.indexes.check(this.quoted, (text, params) => this.session.query(text, params));
+    })().catch((e) => {
+      this.indexing = null;
       throw e;
     });
-    return this.creating;
+    return this.indexing;
   }
 
-  private async createTable(): Promise<void> {
-    const ddl = `CREATE TABLE IF NOT EXISTS ${this.quoted} (id bigserial PRIMARY KEY, version bigint NOT NULL DEFAULT 0, body text NOT NULL, doc jsonb GENERATED ALWAYS AS (body::jsonb) STORED)`;
+  private createTable(): Promise<void> {
+    return this.createOnce(
+      `CREATE TABLE IF NOT EXISTS ${this.quoted} (id bigserial PRIMARY KEY, version bigint NOT NULL DEFAULT 0, body text NOT NULL, doc jsonb GENERATED ALWAYS AS (body::jsonb) STORED)`,
+    );
+  }
+
+  private async createOnce(ddl: string): Promise<void> {
     try {
       await this.session.query(ddl);
     } catch (e) {
@@ -113,17 +157,25 @@ export class SqlStorage implements Storage {
     }
   }
 
+  private params(): Params {
+    return new Params((name) => this.indexes.property(name));
+  }
+
   async select(query: SelectQuery): Promise<SelectResult> {
     await this.ready();
-    const params = new Params();
+    const params = this.params();
     const conditions = translateConditions(query.conditions, params);
     const order = conditions.exact && query.order !== null ? translateOrder(query.order, params) : null;
     // A page is cut from the exact matches in the exact order, or not at all.
     const paging = conditions.exact && (query.order === null || order !== null) && query.offset >= 0;
-    let text = `SELECT s.id::text AS id, s.version::text AS version, s.body FROM ${source(this.quoted, params.columns, order === null)}${where(conditions)} ORDER BY ${order ?? 's.id'}`;
-    if (paging && query.limit >= 0) text += ` LIMIT (${params.add(String(query.limit))})::bigint`;
+    const { from, alias } = scan(this.quoted, params, conditions, order === null);
+    let text = `SELECT ${alias}.id::text AS id, ${alias}.version::text AS version, ${alias}.body FROM ${from} ORDER BY ${order === null ? '' : `${order}, `}${alias}.id`;
+    // Never more than maxRows (+1, to tell a full result from a cut one) into memory.
+    const capped = !(paging && query.limit >= 0 && query.limit <= this.maxRows);
+    text += ` LIMIT (${params.add(String(capped ? this.maxRows + 1 : query.limit))})::bigint`;
     if (paging && query.offset > 0) text += ` OFFSET (${params.add(String(query.offset))})::bigint`;
     const rows = await this.session.query(text, params.values);
+    if (capped && rows.length > this.maxRows) throw tooManyRows(this.maxRows);
     const entities = rows.map((row: { id: string; version: string; body: string }) => {
       const entity = JSON.parse(row.body) as Entity;
       this.keys.set(entity, { id: row.id, version: row.version });
@@ -134,13 +186,10 @@ export class SqlStorage implements Storage {
 
   async count(query: Pick<SelectQuery, 'conditions' | 'predicate'>): Promise<number> {
     await this.ready();
-    const params = new Params();
+    const params = this.params();
     const conditions = translateConditions(query.conditions, params);
     if (conditions.exact) {
-      const rows = await this.session.query(
-        `SELECT count(*)::text AS n FROM ${source(this.quoted, params.columns)}${where(conditions)}`,
-        params.values,
-      );
+      const rows = await this.session.query(`SELECT count(*)::text AS n FROM ${scan(this.quoted, params, conditions).from}`, params.values);
       return Number(rows[0].n);
     }
     const predicate = query.predicate ?? compileConditions(query.conditions);
@@ -183,6 +232,7 @@ export class SqlStorage implements Storage {
       deletes.set(key.id, key);
     }
     const inserts = batch.insert ?? [];
+    this.indexes.checkSpelling([...inserts, ...(batch.update ?? []).map((u) => u.value)]);
     if (updates.size === 0 && deletes.size === 0 && inserts.length === 0) return;
 
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- rows of any table

@@ -1,4 +1,5 @@
-import type { Condition, Literal, Locator, Operator } from '@resourcery/core';
+import type { Condition, IndexedProperty, Literal, Locator, Operator } from '@resourcery/core';
+import { textOf, valueOf } from './indexes.js';
 
 /**
  * Conditions and order translated to PostgreSQL with the evaluator's rules (DESIGN 2-3,
@@ -14,6 +15,14 @@ export class Params {
   /** Computed values: `<expression> AS c<n>`, one per locator text. */
   readonly columns: string[] = [];
   private readonly columnOf = new Map<string, string>();
+
+  /** `indexed` names the declared index properties queries may read directly (indexes.ts). */
+  constructor(private readonly indexed: (lowerName: string) => IndexedProperty | undefined = () => undefined) {}
+
+  /** The indexed property a locator reads: one segment naming it in any case (Locator's folding). */
+  indexedProperty(locator: Locator): IndexedProperty | undefined {
+    return locator.segments.length === 1 ? this.indexed(locator.text.toLowerCase()) : undefined;
+  }
 
   /** A placeholder for the value, typed text. */
   add(value: string): string {
@@ -33,9 +42,14 @@ export class Params {
     if (known !== undefined) return known;
     const value = valueSql(locator, this);
     if (value === null) return null;
+    return this.computed(value, locator.text);
+  }
+
+  /** A computed column holding `value` (reused for the same `text`). */
+  computed(value: string, text: string): string {
     const name = `c${this.columns.length}`;
     this.columns.push(`${value} AS ${name}`);
-    this.columnOf.set(locator.text, `s.${name}`);
+    this.columnOf.set(text, `s.${name}`);
     return `s.${name}`;
   }
 }
@@ -43,13 +57,22 @@ export class Params {
 export interface ConditionsSql {
   /** Boolean tests over the computed values, to be joined with AND. */
   tests: string[];
+  /** Boolean tests on the table's own row (`r.doc`), which its indexes can answer. */
+  direct: string[];
   /** Every condition was translated exactly; otherwise the tests select a superset. */
   exact: boolean;
 }
 
 export function translateConditions(conditions: readonly Condition[], params: Params): ConditionsSql {
-  const out: ConditionsSql = { tests: [], exact: true };
+  const out: ConditionsSql = { tests: [], direct: [], exact: true };
   for (const { locator, op, value } of conditions) {
+    const indexed = sendable(value) ? params.indexedProperty(locator) : undefined;
+    if (indexed !== undefined) {
+      const test = indexedTest(indexed, op, value, params);
+      out.direct.push(test.sql);
+      if (!test.exact) out.exact = false;
+      continue;
+    }
     const column = sendable(value) ? params.column(locator) : null;
     if (column === null) {
       // Leaving a condition out selects a superset; the service applies it in memory.
@@ -63,8 +86,20 @@ export function translateConditions(conditions: readonly Condition[], params: Pa
   return out;
 }
 
-/** null/missing < booleans < numbers < strings < the rest, as compareValues; ties in storage (id) order. */
+/**
+ * null/missing < booleans < numbers < strings < the rest, as compareValues; the caller
+ * adds the tie-breaker (id: storage order). A typed indexed property sorts by its own
+ * value, which is what its index holds (read straight from the row unless the query
+ * already needs computed columns).
+ */
 export function translateOrder(order: { locator: Locator; descending: boolean }, params: Params): string | null {
+  const p = params.indexedProperty(order.locator);
+  if (p?.type !== undefined) {
+    const key = p.type === 'string' ? textOf(p) : valueOf(p);
+    // Missing values (SQL NULL) sort first, as null/missing do.
+    const dir = order.descending ? ' DESC NULLS LAST' : ' ASC NULLS FIRST';
+    return (params.columns.length === 0 ? key : params.computed(key, `\0${p.name}`)) + dir;
+  }
   const o = params.column(order.locator);
   if (o === null) return null;
   const dir = order.descending ? ' DESC' : '';
@@ -76,7 +111,42 @@ export function translateOrder(order: { locator: Locator; descending: boolean },
     `CASE WHEN jsonb_typeof(${o}) = 'number' THEN ${o} END`,
     `CASE WHEN jsonb_typeof(${o}) = 'string' THEN (${o} #>> '{}') COLLATE "C" END`,
   ].map((t) => t + dir);
-  return [...terms, 's.id'].join(', ');
+  return terms.join(', ');
+}
+
+/**
+ * A condition on an indexed property, read as `r.doc -> 'Name'`. With the property's
+ * type known and a literal of that type, a plain comparison of what the index holds is
+ * exact; otherwise compileTest's rules apply (testSql), and `=` first narrows to the few
+ * stored values that can be equal, which the index finds.
+ */
+function indexedTest(p: IndexedProperty, op: Operator, literal: Literal, params: Params): Test {
+  const v = valueOf(p);
+  const missingOr = (test: string) => (op === '!=' ? `(${v} IS NULL OR ${test})` : test);
+  if (literal.kind !== 'null') {
+    if (p.type === 'number' && literal.kind === 'raw' && literal.number !== undefined && Number.isFinite(literal.number))
+      return { sql: missingOr(`${v} ${SQL_OP[op]} (${params.add(String(literal.number))})::jsonb`), exact: true };
+    if (p.type === 'boolean' && literal.kind === 'raw' && literal.boolean !== undefined)
+      return { sql: missingOr(`${v} ${SQL_OP[op]} (${params.add(String(literal.boolean))})::jsonb`), exact: true };
+    if (p.type === 'string' && (literal.kind === 'string' || literal.date === undefined)) {
+      const text = literal.kind === 'string' ? literal.value : literal.text;
+      return { sql: missingOr(`${textOf(p)} ${SQL_OP[op]} ${params.add(text)}`), exact: true };
+    }
+  }
+  const test = testSql(v, op, literal, params);
+  const equal = op === '=' && p.type === undefined ? equalValues(literal) : null;
+  if (equal === null) return test;
+  return { sql: `(${v} IN (${equal.map((e) => `(${params.add(e)})::jsonb`).join(', ')}) AND ${test.sql})`, exact: test.exact };
+}
+
+/** The JSON texts of every value `= literal` holds for (compileTest), or null when not a few. */
+function equalValues(literal: Literal): string[] | null {
+  if (literal.kind === 'string') return [JSON.stringify(literal.value)];
+  if (literal.kind === 'null' || literal.date !== undefined) return null;
+  const values = [JSON.stringify(literal.text)];
+  if (literal.number !== undefined && Number.isFinite(literal.number)) values.push(String(literal.number));
+  if (literal.boolean !== undefined) values.push(String(literal.boolean));
+  return values;
 }
 
 // ---- values: Locator.get in SQL -------------------------------------------------------

@@ -1,6 +1,8 @@
 import fc from 'fast-check';
 import { compileConditions, createService, MemoryStorage, parseUri, type Entity, type Service } from '@resourcery/core';
 import { createSqlStorage, tableNameFor, type SqlClient, type SqlStorage } from '@resourcery/sql';
+import { adminSuite } from './admin-suite';
+import { indexSuite } from './index-suite';
 import { call, comparable, condition, LOCATORS, OPERATORS, PEOPLE, recased, recording, serviceOn, VALUES, type Applied } from './support';
 
 /** A database for one test file, and how to let it go. */
@@ -523,4 +525,10 @@ export function sqlSuite(open: () => Promise<Backend>): void {
       expect(released).toEqual([false, false]);
     });
   });
+
+  indexSuite(() => db, freshTable);
+  adminSuite(
+    () => db,
+    () => `shared${++tables}_`,
+  );
 }

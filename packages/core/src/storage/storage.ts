@@ -48,6 +48,31 @@ export interface Storage {
    * compare it instead of reloading everything to see another instance's writes.
    */
   changeToken?(): Promise<string>;
+  /**
+   * Optional: the indexes the resource declares (ResourceDefinition.indexes), told once
+   * when the resource is added. A storage may build them and answer queries through them
+   * (SQL); a unique one must refuse a write that would store two equal values (409).
+   */
+  useIndexes?(indexes: readonly StorageIndex[]): void;
+}
+
+/** A top-level property an index covers, spelled as the entities spell it. */
+export interface IndexedProperty {
+  name: string;
+  /**
+   * The one JSON type every stored value has when present (from the resource's JSON
+   * Schema, which every write is validated against): lets a storage compare and sort
+   * the values directly. Undefined when values may be of any type or null.
+   */
+  type?: 'string' | 'number' | 'boolean';
+}
+
+export interface StorageIndex {
+  properties: readonly IndexedProperty[];
+  /** No two entities hold equal values of the properties. */
+  unique: boolean;
+  /** With unique: strings equal ignoring case count as equal (macro names). */
+  ignoreCase: boolean;
 }
 
 /** Every entity: the query a storage gets for "no conditions". */

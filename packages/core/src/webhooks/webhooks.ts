@@ -48,6 +48,7 @@ export class Webhooks {
       description: 'Webhooks: HTTP requests triggered by events',
       schema: WEBHOOK_SCHEMA,
       storage: this.storage,
+      indexes: [{ properties: 'Id', unique: true }],
       events: false,
       beforeWrite: (entity, change) => toStoredWebhook(service, entity, change.existing, change) as unknown as Entity,
       toOutput: webhookOutput,

@@ -1,0 +1,172 @@
+import fc from 'fast-check';
+import { createService, MemoryStorage, type Entity, type JsonSchema, type Service, type Storage } from '@resourcery/core';
+import { createSqlStorage, type SqlClient } from '@resourcery/sql';
+import { call, comparable, condition, OPERATORS, PEOPLE, VALUES } from './support';
+
+const INDEXES = ['Name', 'Age', 'Zip', 'Active', 'Born', 'Score', ['Age', 'Score']];
+const SCHEMA: JsonSchema = {
+  type: 'object',
+  properties: { Id: { type: 'integer' }, Name: { type: 'string' }, Age: { type: 'number' }, Active: { type: 'boolean' } },
+};
+
+/** PEOPLE with the indexed properties spelled as declared (the misspelled ones renamed). */
+const CLEAN: Entity[] = PEOPLE.map((e) => {
+  const out: Entity = {};
+  for (const [k, v] of Object.entries(e)) {
+    const declared = ['Name', 'Age', 'Zip', 'Active', 'Born', 'Score'].find((n) => n.toLowerCase() === k.toLowerCase());
+    out[declared ?? k] = v;
+  }
+  return out;
+});
+
+/** A client that remembers the last SELECT it ran, to EXPLAIN it. */
+function explaining(db: SqlClient) {
+  let last: [string, unknown[] | undefined] = ['', undefined];
+  const client: SqlClient = {
+    query: (text, params) => {
+      if (text.startsWith('SELECT ')) last = [text, params];
+      return db.query(text, params);
+    },
+  };
+  const plan = async () => (await db.query(`EXPLAIN ${last[0]}`, last[1])).rows.map((r) => Object.values(r)[0]).join('\n');
+  return { client, plan };
+}
+
+/**
+ * Declared indexes (issue 12 item 5), run on PGlite and on real PostgreSQL by sqlSuite:
+ * queries on indexed properties read what the index holds and stay exact.
+ */
+export function indexSuite(database: () => SqlClient, freshTable: () => string): void {
+  const service = (storage: Storage, definition: { indexes?: typeof INDEXES; schema?: JsonSchema } = {}): Service => {
+    const s = createService();
+    s.addResource({ name: 'Person', storage, ...definition });
+    return s;
+  };
+
+  async function expectSame(memory: Service, sql: Service, uri: string): Promise<void> {
+    const [m, s] = [await call(memory, 'GET', uri), await call(sql, 'GET', uri)];
+    expect({ uri, ...(comparable(s) as object) }).toEqual({ uri, ...(comparable(m) as object) });
+  }
+
+  describe('declared indexes: exact answers through the index expressions', () => {
+    test('untyped indexed properties: every operator and value as MemoryStorage answers', async () => {
+      const table = freshTable();
+      const sql = service(createSqlStorage({ client: database(), table }), { indexes: INDEXES });
+      expect((await call(sql, 'POST', '/Person', CLEAN)).status).toBe(201);
+      const memory = service(new MemoryStorage(structuredClone(CLEAN)));
+      for (const locator of ['name', 'AGE', 'Zip', 'Born']) {
+        for (const op of OPERATORS) {
+          for (const value of VALUES) await expectSame(memory, sql, `/Person/${condition(locator, op, value)}/order_asc=Id`);
+        }
+      }
+      for (const locator of ['Name', 'Age', 'Active', 'Score', 'Born']) {
+        await expectSame(memory, sql, `/Person/_/order_desc=${locator}&limit=5`);
+        await expectSame(memory, sql, `/Person/Age!=null/order_asc=${locator}&offset=1&limit=3`);
+      }
+    });
+
+    test('typed indexed properties (JSON Schema): generated entities and queries as MemoryStorage answers', async () => {
+      const person = fc.record(
+        {
+          Id: fc.integer({ min: 1, max: 50 }),
+          Name: fc.constantFrom('Ann', 'ann', 'Bo', '', 'Zed\uffff', '😀', '30', 'true'),
+          Age: fc.oneof(fc.integer({ min: -3, max: 40 }), fc.constantFrom(1.5, 30.0, 1e21, -0)),
+          Active: fc.boolean(),
+        },
+        { requiredKeys: ['Id'] },
+      );
+      const value = fc.constantFrom('Ann', "'Ann'", 'ann', '30', '30.0', '1.5', '-0', '1e21', 'true', 'false', "''", 'null', 'Z', '1e999');
+      const query = fc.tuple(
+        fc.array(fc.tuple(fc.constantFrom('Name', 'age', 'Age', 'ACTIVE', 'Id'), fc.constantFrom(...OPERATORS), value), { maxLength: 2 }),
+        fc.constantFrom('Name', 'Age', 'Active', 'Id'),
+        fc.boolean(),
+        fc.integer({ min: 0, max: 4 }),
+      );
+      await fc.assert(
+        fc.asyncProperty(fc.array(person, { maxLength: 8 }), query, async (people, [conditions, by, desc, limit]) => {
+          const definition = { indexes: INDEXES, schema: SCHEMA };
+          const sql = service(createSqlStorage({ client: database(), table: freshTable() }), definition);
+          const memory = service(new MemoryStorage(), definition);
+          for (const s of [sql, memory]) expect((await call(s, 'POST', '/Person', people)).status).toBeLessThan(300);
+          const where = conditions.length ? conditions.map(([l, o, v]) => condition(l, o, v)).join('&') : '_';
+          await expectSame(memory, sql, `/Person/${where}/${desc ? 'order_desc' : 'order_asc'}=${by}&limit=${limit}`);
+          await expectSame(memory, sql, `/Person/${where}`);
+        }),
+        { numRuns: 60 },
+      );
+    });
+
+    test('rows that spell an indexed property otherwise (written before the index) switch its direct reads off', async () => {
+      const table = freshTable();
+      // Written without the index: `name`, `AGE`, `NAME` rows among them.
+      await createSqlStorage({ client: database(), table }).write({ insert: structuredClone(PEOPLE) });
+      const sql = service(createSqlStorage({ client: database(), table }), { indexes: INDEXES });
+      const memory = service(new MemoryStorage(structuredClone(PEOPLE)));
+      for (const uri of ['/Person/name=bo', '/Person/Age=25', '/Person/age>=30/order_desc=AGE', '/Person/NAME=Cy', '/Person/Zip=2139']) {
+        await expectSame(memory, sql, uri);
+      }
+    });
+
+    test('a write that spells an indexed property otherwise is a 400 naming the spelling', async () => {
+      const sql = service(createSqlStorage({ client: database(), table: freshTable() }), { indexes: INDEXES });
+      const reply = await call(sql, 'POST', '/Person', [{ Name: 'Ann' }, { name: 'bo' }]);
+      expect(comparable(reply)).toEqual({ status: 400, code: 'InvalidResourceEntity' });
+      expect(JSON.stringify(reply.json)).toContain("as 'Name'");
+      expect((await call(sql, 'GET', '/Person')).status).toBe(204);
+    });
+  });
+
+  describe('PostgreSQL answers through the indexes (EXPLAIN)', () => {
+    test('key lookup and filter + order + limit use an index, never a sequential scan', async () => {
+      const table = freshTable();
+      const { client, plan } = explaining(database());
+      const storage = createSqlStorage({ client, table });
+      const sql = service(storage, {
+        indexes: ['Id', ['Age', 'Score'], 'City'],
+        schema: {
+          type: 'object',
+          properties: { Id: { type: 'integer' }, Age: { type: 'integer' }, Score: { type: 'integer' }, City: { type: 'string' } },
+        },
+      });
+      await storage.ready();
+      await database().query(
+        `INSERT INTO ${table} (body) SELECT json_build_object('Id', i, 'Age', i % 4, 'City', 'City ' || (i % 50), 'Score', (i * 7919) % 10000)::text FROM generate_series(1, 20000) i`,
+      );
+      await database().query(`ANALYZE ${table}`);
+      const expectIndexed = (text: string) => {
+        expect(text).not.toMatch(/Seq Scan/);
+        expect(text).toMatch(/Index (Only )?Scan/);
+      };
+
+      expect((await call(sql, 'GET', '/Person/Id=12345')).json).toEqual([
+        { Id: 12345, Age: 1, City: 'City 45', Score: (12345 * 7919) % 10000 },
+      ]);
+      expectIndexed(await plan());
+
+      const page = (await call(sql, 'GET', '/Person/Age=2/order_desc=Score&limit=10&select=Score')).json as Array<{ Score: number }>;
+      expect(page).toHaveLength(10);
+      expect(page.map((p) => p.Score)).toEqual(page.map((p) => p.Score).sort((a, b) => b - a));
+      expectIndexed(await plan());
+      // Thousands of matches: the order comes from the index, no sort of them all.
+      expect(await plan()).toMatch(/Index Scan Backward using rx_/);
+
+      expect((await call(sql, 'GET', "/Person/City='City 7'&Age=3/order_asc=Id&limit=1&select=Id")).json).toEqual([{ Id: 7 }]);
+      expectIndexed(await plan());
+    });
+  });
+
+  describe('no request loads a whole table: past maxRows a 400', () => {
+    test('a query that would read more than maxRows rows is refused; narrower ones are answered', async () => {
+      const storage = createSqlStorage({ client: database(), table: freshTable(), maxRows: 3 });
+      const sql = service(storage, { indexes: ['Id'], schema: SCHEMA });
+      await call(sql, 'POST', '/Person', [{ Id: 1 }, { Id: 2 }, { Id: 3 }, { Id: 4 }, { Id: 5 }]);
+      const refused = await call(sql, 'GET', '/Person');
+      expect(comparable(refused)).toEqual({ status: 400, code: 'InvalidMetaConditionValueType' });
+      expect(JSON.stringify(refused.json)).toContain('maxRows');
+      // Paged in SQL, or filtered to at most 3 rows: answered.
+      expect((await call(sql, 'GET', '/Person/_/order_desc=Id&limit=2&select=Id')).json).toEqual([{ Id: 5 }, { Id: 4 }]);
+      expect((await call(sql, 'GET', '/Person/Id>=3/select=Id')).json).toEqual([{ Id: 3 }, { Id: 4 }, { Id: 5 }]);
+      expect((await call(sql, 'REPORT', '/Person')).json).toBe(5);
+    });
+  });
+}
