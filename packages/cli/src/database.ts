@@ -69,7 +69,8 @@ export async function catalog(db: Database): Promise<CatalogEntry[]> {
  * already holds entities there, so an import never doubles data.
  */
 export async function importFile(file: string, db: Database): Promise<Array<{ name: string; count: number }>> {
-  const store = await FileStore.load(file);
+  // Read only: a server may be running on the file (its journal is replayed in memory, not written back).
+  const store = await FileStore.load(file, { writable: false });
   const known = new Set((await catalog(db)).map((e) => e.name.toLowerCase()));
   const names = [...store.resources.keys()];
   for (const name of names) {

@@ -1,6 +1,6 @@
 import { watch as watchDir, type FSWatcher } from 'node:fs';
-import { open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { readFile, rename, unlink } from 'node:fs/promises';
+import { basename, dirname } from 'node:path';
 import {
   MemoryStorage,
   ServiceError,
@@ -10,54 +10,104 @@ import {
   type Storage,
   type WriteBatch,
 } from '@resourcery/core';
-import { writeJsonInSlices } from './serialize.js';
+import { fileStamp, hashOf, isAdminKey, parseData, removeLeftovers, sameStamp, type FileStamp, type ParsedData } from './data-file.js';
+import { changeOf, JournalFile, journalPath, lengthAfter, readJournal, replayJournal, syncDir, type Change } from './journal.js';
+import { writeDataFile } from './serialize.js';
 
 /** Admin data kept in the file beside the resources, so a restart keeps it (logs are not kept). */
 const PERSISTED_ADMIN = new Set(['service.admin.macro', 'service.admin.webhook', 'service.admin.webhookoutbox']);
 
+/** When the journal is written into the data file (besides at stop). */
+export interface CompactionPolicy {
+  /** Once the journal holds this many bytes, or a quarter of the data file's size when that is more. */
+  bytes: number;
+  /** Once no write came for this long; by default 20 ms, plus 20 ms per MB of data file (at most 1 s). */
+  idleMs?: number;
+  /** At least this often while writes keep coming. */
+  maxAgeMs: number;
+}
+
+export interface FileStoreOptions {
+  compaction?: Partial<CompactionPolicy>;
+  /** False to read only (import): a leftover journal is replayed in memory, no file is changed. */
+  writable?: boolean;
+}
+
+const DEFAULT_POLICY: CompactionPolicy = { bytes: 1 << 20, maxAgeMs: 60_000 };
+
 /**
  * A JSON file of `{ "<Resource>": [entities...] }` held in memory. A write becomes visible
- * only once it is durable: it is applied to a pending copy, the file is saved with it
- * (temp file + fsync + rename + directory fsync), and only then do readers see it. A
- * failed save changes nothing, in memory or on disk. Writes that arrive while a save
- * runs form the next group and share one save (group commit). Keys starting with
- * `Service.` hold the service's own data (macros, webhooks, pending deliveries).
+ * only once it is durable: it is applied to a pending copy, its change is appended to the
+ * journal beside the file and fsynced, and only then do readers see it. A failed append
+ * changes nothing, in memory or on disk. Writes that arrive meanwhile form the next group
+ * and share one append (group commit). Compaction writes the data into the file in the
+ * background (temp file + fsync + rename) and at stop; a start replays a leftover journal.
+ * Keys starting with `Service.` hold the service's own data (macros, webhooks, deliveries).
  */
 export class FileStore {
-  /** The durable state of each resource; replaced (never mutated) when a save succeeds. */
+  /** The durable state of each resource; replaced (never mutated) when a group is durable. */
   readonly resources = new Map<string, MemoryStorage>();
   /** Top-level objects (json-server's singular resources): one entity, saved back as an object. */
   readonly singular = new Set<string>();
   private readonly admin = new Map<string, MemoryStorage>();
   /** How admin keys are spelled in the file. */
   private readonly adminNames = new Map<string, string>();
-  /** The group taking writes (not yet saving), and the last group started (saving or done). */
+  /** The group taking writes (not yet saving), and the last task queued (group or compaction step). */
   private open: Group | null = null;
   private last: Promise<void> = Promise.resolve();
-  /** The file as last loaded or saved by this store: a different stamp means an outside edit. */
+  /** The file as last loaded or written by this store: a different stamp means an outside edit. */
   private known: FileStamp | null = null;
+  /** SHA-1 of the file's content as last loaded or written. */
+  private fileHash = '';
+  private journal: JournalFile | null = null;
+  /** Number of the last group of writes journaled. */
+  private seq = 0;
+  private compacting: Promise<void> | null = null;
+  private compactTimer: NodeJS.Timeout | undefined;
+  /** When the oldest write not yet in the file was journaled. */
+  private oldestJournaled: number | null = null;
+  private closed = false;
   private watcher: FSWatcher | undefined;
   private onAdded: (name: string) => void = () => undefined;
 
-  private constructor(readonly file: string) {}
+  private constructor(
+    readonly file: string,
+    private readonly policy: CompactionPolicy,
+  ) {}
 
-  static async load(file: string): Promise<FileStore> {
-    const store = new FileStore(file);
-    const parsed = parseData(file, await readFile(file, 'utf8'));
-    for (const name of parsed.singular) store.singular.add(name);
-    for (const [name, memory] of parsed.resources) store.resources.set(name, memory);
-    for (const [key, memory] of parsed.admin) store.admin.set(key, memory);
-    for (const [key, name] of parsed.adminNames) store.adminNames.set(key, name);
+  /**
+   * Loads the file and replays the journal a crash left beside it (a torn last line is
+   * ignored: it was never acknowledged), then writes the result into the file.
+   */
+  static async load(file: string, options: FileStoreOptions = {}): Promise<FileStore> {
+    const store = new FileStore(file, { ...DEFAULT_POLICY, ...options.compaction });
+    const buffer = await readFile(file);
+    const parsed = parseData(file, buffer.toString('utf8'));
+    store.fileHash = hashOf(buffer);
+    const content = await readJournal(journalPath(file));
+    if (content) replayJournal(parsed.entries, content, store.fileHash, file, 'start');
+    store.install(parsed, () => undefined);
     store.known = await fileStamp(file);
-    await store.removeLeftovers();
+    if (options.writable === false) return store;
+    await removeLeftovers(file);
+    if (content) {
+      store.seq = Math.max(0, ...content.lines.map((l) => l.seq));
+      store.journal = await JournalFile.adopt(journalPath(file), content);
+      store.oldestJournaled = Date.now();
+      await store.compact().catch((e) => {
+        // The journal stays valid: it is replayed again at the next start.
+        console.error(`resourcery: could not write the journal into ${file} yet; it is kept:`, e);
+      });
+    }
     return store;
   }
 
   /**
-   * Reloads the file when it is edited outside the server. A reload runs in the save
-   * queue, so it never interleaves with a save; a file that does not parse is logged and
-   * the data kept; a save checks the file first, so it never overwrites an edit it has
-   * not loaded (its writes fail with Conflict, and the core retries them on the new data).
+   * Reloads the file when it is edited outside the server. A reload runs in the write
+   * queue, so it never interleaves with an append or a compaction; writes not yet in the
+   * file are applied on top of the edit; a file that does not parse is logged and the data
+   * kept; a group of writes checks the file first, so it never goes on from data the edit
+   * replaced (its writes fail with Conflict, and the core retries them on the new data).
    * `added` hears of top-level keys the edit added (new resources).
    */
   watch(added: (name: string) => void = () => undefined): void {
@@ -82,7 +132,7 @@ export class FileStore {
     this.watcher = undefined;
   }
 
-  /** The storage of one resource; its writes resolve once saved, and are seen only then. */
+  /** The storage of one resource; its writes resolve once journaled, and are seen only then. */
   storage(name: string): Storage {
     return this.saving(this.resources, name);
   }
@@ -96,7 +146,7 @@ export class FileStore {
     return this.saving(this.admin, key);
   }
 
-  /** Resolves when no save is running or waiting. */
+  /** Resolves when no write, reload or compaction step is running or waiting. */
   async idle(): Promise<void> {
     for (;;) {
       const last = this.last;
@@ -104,6 +154,37 @@ export class FileStore {
       if (this.open === null && last === this.last) return;
       if (this.open !== null) await this.open.done.catch(() => undefined);
     }
+  }
+
+  /**
+   * Writes the data into the file now and drops the journal lines it holds. Writes go on
+   * meanwhile: the data is taken between two groups, serialized in slices outside the
+   * queue, and only the final rename and journal rewrite wait in it (a few ms).
+   */
+  compact(): Promise<void> {
+    const previous = this.compacting ?? Promise.resolve();
+    const run = previous.then(() => this.compactOnce());
+    const tracked: Promise<void> = run
+      .catch(() => undefined)
+      .then(() => {
+        if (this.compacting === tracked) this.compacting = null;
+      });
+    this.compacting = tracked;
+    return run;
+  }
+
+  /** Stops: waits for pending writes, writes the journal into the file and removes it. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.unwatch();
+    clearTimeout(this.compactTimer);
+    await this.idle();
+    try {
+      await this.compact();
+    } catch (e) {
+      console.error(`resourcery: writing the journal into ${this.file} failed at stop; it is kept and replayed at the next start:`, e);
+    }
+    await this.journal?.close();
   }
 
   private saving(map: Map<string, MemoryStorage>, key: string): Storage {
@@ -114,7 +195,7 @@ export class FileStore {
     };
   }
 
-  /** Applies a batch to the open group's pending copy, then waits for that group's save. */
+  /** Applies a batch to the open group's pending copy (recording its change), then waits for that group's append. */
   private async write(map: Map<string, MemoryStorage>, key: string, batch: WriteBatch): Promise<void> {
     const group = (this.open ??= this.startGroup());
     await group.ready;
@@ -124,8 +205,20 @@ export class FileStore {
       if (!group.pending.has(map)) group.pending.set(map, new Map());
       group.pending.get(map)!.set(key, pending);
     }
+    const fileKey = map === this.admin ? (this.adminNames.get(key) ?? key) : key;
+    const storage = pending;
+    // One write at a time per group, so each change is recorded against the entities it was applied to, in order.
+    const applied = group.applying.then(async () => {
+      const count = storage.all().length;
+      const change = changeOf(fileKey, storage.all(), batch);
+      await storage.write(batch);
+      const exact = change !== null && lengthAfter(change, count) === storage.all().length;
+      // A form the journal cannot say: record the whole key (correct, only bigger).
+      group.changes.push(exact ? change : { r: fileKey, s: storage.all().slice() });
+    });
+    group.applying = applied.catch(() => undefined);
     try {
-      await pending.write(batch);
+      await applied;
     } catch (e) {
       // A target another write of this group changed (Conflict): this write fails alone. It
       // fails once that change is visible, so the core's retry selects the changed entity.
@@ -136,8 +229,8 @@ export class FileStore {
   }
 
   /**
-   * A group opens behind the previous save; once that save is done, every write waiting
-   * applies its batch (in microtasks), and the group's own save starts on the next turn.
+   * A group opens behind the previous task; once that is done, every write waiting
+   * applies its batch (in microtasks), and the group's own append starts on the next turn.
    */
   private startGroup(): Group {
     const previous = this.last;
@@ -148,27 +241,29 @@ export class FileStore {
       rejectDone = reject;
     });
     done.catch(() => undefined);
-    const group: Group = { ready: previous.catch(() => undefined), pending: new Map(), done };
+    const group: Group = { ready: previous.catch(() => undefined), pending: new Map(), changes: [], applying: Promise.resolve(), done };
     this.last = done;
     group.ready
       .then(() => new Promise((resolve) => setImmediate(resolve)))
       .then(async () => {
         if (this.open === group) this.open = null;
+        await group.applying;
+        const changes = group.changes;
         try {
           const edited = this.watcher ? await this.editedOutside() : null;
           if (edited) {
             // Stamp taken before the read: an edit landing after it is seen by the next check.
-            this.reload(await readFile(this.file, 'utf8'));
+            await this.reload(await readFile(this.file));
             this.known = edited;
             if (group.pending.size > 0)
               throw new ServiceError('Conflict', 'The data file was edited outside the server; nothing was written');
-          } else if (group.pending.size > 0) await this.writeFile(group);
+          } else if (changes.length > 0) await this.append(changes);
         } catch (e) {
           if (ServiceError.is(e)) {
             rejectDone(e);
             return;
           }
-          console.error(`resourcery: saving ${this.file} failed; the change was not applied:`, e);
+          console.error(`resourcery: saving to ${this.file} failed; the change was not applied:`, e);
           rejectDone(new ServiceError('Unknown', 'The change could not be saved to the data file; nothing was changed'));
           return;
         }
@@ -178,60 +273,135 @@ export class FileStore {
     return group;
   }
 
-  private async writeFile(group: Group): Promise<void> {
-    const current = (map: Map<string, MemoryStorage>, key: string) => (group.pending.get(map)?.get(key) ?? map.get(key)!).all();
-    const data: Record<string, readonly Entity[] | Entity> = {};
-    for (const name of this.resources.keys())
-      data[name] = this.singular.has(name) ? (current(this.resources, name)[0] ?? {}) : current(this.resources, name);
-    for (const key of this.admin.keys()) {
-      const entities = current(this.admin, key);
-      if (entities.length > 0) data[this.adminNames.get(key) ?? key] = entities;
+  /** Appends a group of changes to the journal (creating it from the file's checkpoint) and fsyncs it. */
+  private async append(changes: Change[]): Promise<void> {
+    this.journal ??= await JournalFile.create(journalPath(this.file), { seq: this.seq, file: this.fileHash });
+    await this.journal.append({ seq: this.seq + 1, w: changes });
+    this.seq++;
+    this.oldestJournaled ??= Date.now();
+    this.scheduleCompaction();
+  }
+
+  private scheduleCompaction(): void {
+    if (this.closed || this.journal === null || this.journal.writes === 0) return;
+    clearTimeout(this.compactTimer);
+    const threshold = Math.max(this.policy.bytes, (this.known?.size ?? 0) / 4);
+    const due = this.journal.size >= threshold || Date.now() - (this.oldestJournaled ?? Date.now()) >= this.policy.maxAgeMs;
+    if (due && this.compacting === null) this.compactInBackground();
+    else {
+      // Soon for a small file (users look at it), later for a large one (a compaction costs its size).
+      const idle = this.policy.idleMs ?? Math.min(1000, 20 + (this.known?.size ?? 0) / 50_000);
+      this.compactTimer = setTimeout(() => this.compactInBackground(), idle);
+      this.compactTimer.unref();
     }
+  }
+
+  private compactInBackground(): void {
+    if (this.closed || this.compacting !== null) return;
+    this.compact().catch((e) => {
+      // The journal keeps every write; the next compaction tries again.
+      console.error(`resourcery: writing the journal into ${this.file} failed; it is kept:`, e);
+    });
+  }
+
+  /** A task in the write queue: runs after every group and task before it. */
+  private inQueue<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.last.catch(() => undefined).then(task);
+    this.last = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
+  }
+
+  private async compactOnce(): Promise<void> {
+    const cut = await this.inQueue(async () =>
+      this.journal === null || this.journal.writes === 0
+        ? null
+        : { data: this.snapshot(), seq: this.seq, offset: this.journal.size, writes: this.journal.writes, known: this.known },
+    );
+    if (cut === null) return;
     const tmp = `${this.file}.${process.pid}.tmp`;
+    let hash: string;
     try {
-      const handle = await open(tmp, 'w');
-      try {
-        // writeFile on a handle writes all of the text from the current position (write() may write part of it).
-        await writeJsonInSlices(data, (text) => handle.writeFile(text));
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await rename(tmp, this.file);
-      this.known = await fileStamp(this.file);
+      hash = await writeDataFile(tmp, cut.data);
     } catch (e) {
       await unlink(tmp).catch(() => undefined);
       throw e;
     }
-    // The rename is durable once the directory is: a crash right after must not bring back the old file.
-    const dir = await open(dirname(this.file), 'r').catch(() => null);
-    if (dir)
-      await dir
-        .sync()
-        .catch(() => undefined)
-        .finally(() => dir.close());
+    await this.inQueue(async () => {
+      const journal = this.journal!;
+      try {
+        // An edit loaded since the cut, or not loaded yet: the file is not ours to replace now.
+        if (this.known !== cut.known || (this.watcher && (await this.editedOutside()))) {
+          await unlink(tmp);
+          return;
+        }
+        // Before the rename, so a crash right after it knows the file holds these writes.
+        await journal.append({ seq: cut.seq, file: hash });
+        await rename(tmp, this.file);
+      } catch (e) {
+        await unlink(tmp).catch(() => undefined);
+        throw e;
+      }
+      await syncDir(dirname(this.file));
+      this.known = await fileStamp(this.file);
+      this.fileHash = hash;
+      if (journal.writes === cut.writes) {
+        this.journal = null;
+        this.oldestJournaled = null;
+        await journal.remove();
+      } else {
+        this.oldestJournaled = Date.now();
+        await journal.dropBefore(cut.offset, journal.writes - cut.writes, { seq: cut.seq, file: hash });
+      }
+    });
+    this.scheduleCompaction();
+  }
+
+  /** The durable data as the file holds it; its arrays are never mutated (writes replace them). */
+  private snapshot(): Record<string, readonly Entity[] | Entity> {
+    const data: Record<string, readonly Entity[] | Entity> = {};
+    for (const [name, memory] of this.resources) data[name] = this.singular.has(name) ? (memory.all()[0] ?? {}) : memory.all();
+    for (const [key, memory] of this.admin) {
+      const entities = memory.all();
+      if (entities.length > 0) data[this.adminNames.get(key) ?? key] = entities;
+    }
+    return data;
   }
 
   /** The file's stamp when something other than this store changed it since, else null. */
   private async editedOutside(): Promise<FileStamp | null> {
     const now = await fileStamp(this.file);
-    // A deleted file is not an edit to keep: the next save writes it again.
-    const same =
-      this.known !== null &&
-      now !== null &&
-      now.ino === this.known.ino &&
-      now.size === this.known.size &&
-      now.mtimeMs === this.known.mtimeMs;
-    return now === null || same ? null : now;
+    // A deleted file is not an edit to keep: the next compaction writes it again.
+    return now === null || sameStamp(now, this.known) ? null : now;
   }
 
-  /** Replaces the data with the edited file's, or keeps it (and says why) when the file does not parse. */
-  private reload(text: string): void {
+  /** Sets the data from a parsed file; `added` hears of keys that are new. */
+  private install(parsed: ParsedData, added: (name: string) => void): void {
+    for (const name of this.resources.keys()) if (!parsed.entries.has(name)) this.resources.set(name, new MemoryStorage());
+    for (const key of this.admin.keys())
+      if (![...parsed.entries.keys()].some((n) => n.toLowerCase() === key)) this.admin.set(key, new MemoryStorage());
+    for (const [name, entities] of parsed.entries) {
+      if (isAdminKey(name)) {
+        this.admin.set(name.toLowerCase(), new MemoryStorage(entities));
+        this.adminNames.set(name.toLowerCase(), name);
+        continue;
+      }
+      const isNew = !this.resources.has(name);
+      this.resources.set(name, new MemoryStorage(entities));
+      if (parsed.singular.has(name)) this.singular.add(name);
+      if (isNew) added(name);
+    }
+  }
+
+  /** Replaces the data with the edited file's plus the journaled writes it lacks, or keeps it (and says why) when the file does not parse. */
+  private async reload(buffer: Buffer): Promise<void> {
     let parsed: ParsedData;
     try {
-      parsed = parseData(this.file, text);
+      parsed = parseData(this.file, buffer.toString('utf8'));
     } catch (e) {
-      // Half-written or mistyped: keep serving the old data, and refuse saves until it parses.
+      // Half-written or mistyped: keep serving the old data, and refuse writes until it parses.
       console.error(
         `resourcery: ${basename(this.file)} was edited but does not load; keeping the data served so far:`,
         (e as Error).message,
@@ -241,82 +411,30 @@ export class FileStore {
         `The data file was edited outside the server and is not valid yet; nothing was written (${(e as Error).message.replace(this.file, basename(this.file))})`,
       );
     }
-    for (const name of this.resources.keys()) if (!parsed.resources.has(name)) this.resources.set(name, new MemoryStorage());
-    for (const [name, memory] of parsed.resources) {
-      const isNew = !this.resources.has(name);
-      this.resources.set(name, memory);
-      if (parsed.singular.has(name)) this.singular.add(name);
-      if (isNew) this.onAdded(name);
-    }
-    for (const key of this.admin.keys()) if (!parsed.admin.has(key)) this.admin.set(key, new MemoryStorage());
-    for (const [key, memory] of parsed.admin) this.admin.set(key, memory);
-    for (const [key, name] of parsed.adminNames) this.adminNames.set(key, name);
-    console.error(`resourcery: reloaded ${basename(this.file)} after an outside edit`);
-  }
-
-  /** Temp files a crash or a failed save left beside the data file (`<file>.<pid>.tmp`). */
-  private async removeLeftovers(): Promise<void> {
-    const prefix = `${basename(this.file)}.`;
-    const names = await readdir(dirname(this.file)).catch(() => [] as string[]);
-    for (const name of names) {
-      if (name.startsWith(prefix) && /^\d+\.tmp$/.test(name.slice(prefix.length)))
-        await unlink(join(dirname(this.file), name)).catch(() => undefined);
-    }
+    this.fileHash = hashOf(buffer);
+    const content = this.journal === null ? null : await readJournal(this.journal.path);
+    if (content) replayJournal(parsed.entries, content, this.fileHash, this.file, 'reload');
+    this.install(parsed, this.onAdded);
+    console.error(
+      `resourcery: reloaded ${basename(this.file)} after an outside edit${this.journal?.writes ? '; the journaled writes it lacks are applied on top' : ''}`,
+    );
+    // The file should show the merged data soon.
+    if (this.journal?.writes) this.scheduleCompaction();
   }
 }
 
 interface Group {
-  /** Settles when the previous group's save is done (success or not). */
+  /** Settles when the previous task is done (success or not). */
   ready: Promise<void>;
   /** Pending copies of the storages this group's writes changed, by map and key. */
   pending: Map<Map<string, MemoryStorage>, Map<string, MemoryStorage>>;
-  /** Settles when this group's save is done: resolved once its changes are visible. */
+  /** The changes of the group's writes, in the order applied. */
+  changes: Change[];
+  /** Settles when the writes that joined so far are applied to the pending copies. */
+  applying: Promise<void>;
+  /** Settles when this group's append is done: resolved once its changes are visible. */
   done: Promise<void>;
 }
 
 /** How long the file must be quiet after an outside change before it is reloaded. */
 const WATCH_SETTLE_MS = 100;
-
-interface FileStamp {
-  ino: number;
-  size: number;
-  mtimeMs: number;
-}
-
-async function fileStamp(file: string): Promise<FileStamp | null> {
-  const s = await stat(file).catch(() => null);
-  return s && { ino: s.ino, size: s.size, mtimeMs: s.mtimeMs };
-}
-
-interface ParsedData {
-  resources: Map<string, MemoryStorage>;
-  singular: Set<string>;
-  admin: Map<string, MemoryStorage>;
-  adminNames: Map<string, string>;
-}
-
-/** The data file's text as storages; throws a message naming the file when it is not a data file. */
-function parseData(file: string, text: string): ParsedData {
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch (e) {
-    throw new Error(`${file} is not valid JSON: ${(e as Error).message}`);
-  }
-  if (data === null || typeof data !== 'object' || Array.isArray(data))
-    throw new Error(`${file} must hold a JSON object whose properties are arrays of entities`);
-  const parsed: ParsedData = { resources: new Map(), singular: new Set(), admin: new Map(), adminNames: new Map() };
-  for (const [name, value] of Object.entries(data)) {
-    const single = value !== null && typeof value === 'object' && !Array.isArray(value) && !name.toLowerCase().startsWith('service.');
-    if (single) parsed.singular.add(name);
-    const entities: unknown = single ? [value] : value;
-    if (!Array.isArray(entities) || entities.some((e) => e === null || typeof e !== 'object' || Array.isArray(e))) {
-      throw new Error(`"${name}" in ${file} must be an array of objects (a resource) or an object (a one-entity resource)`);
-    }
-    if (name.toLowerCase().startsWith('service.')) {
-      parsed.admin.set(name.toLowerCase(), new MemoryStorage(entities as Entity[]));
-      parsed.adminNames.set(name.toLowerCase(), name);
-    } else parsed.resources.set(name, new MemoryStorage(entities as Entity[]));
-  }
-  return parsed;
-}

@@ -1,4 +1,4 @@
-export { FileStore } from './file-store.js';
+export { FileStore, type FileStoreOptions, type CompactionPolicy } from './file-store.js';
 export {
   serve,
   parseServeArgs,

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { open } from 'node:fs/promises';
 import type { Entity } from '@resourcery/core';
 
 /** Entities serialized between two yields to the event loop. */
@@ -51,4 +53,21 @@ export async function writeJsonInSlices(
 
 function indent(text: string, by: string): string {
   return text.includes('\n') ? text.replace(/\n/g, `\n${by}`) : text;
+}
+
+/** Writes the data to a temp file and fsyncs it; returns the SHA-1 of what was written. */
+export async function writeDataFile(tmp: string, data: Record<string, readonly Entity[] | Entity>): Promise<string> {
+  const sha = createHash('sha1');
+  const handle = await open(tmp, 'w');
+  try {
+    // writeFile on a handle writes all of the text from the current position (write() may write part of it).
+    await writeJsonInSlices(data, (text) => {
+      sha.update(text);
+      return handle.writeFile(text);
+    });
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  return sha.digest('hex');
 }

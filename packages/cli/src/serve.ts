@@ -16,7 +16,7 @@ import { createServer as createHttpServer } from 'node:http';
 import { isDatabase, type ServeOptions } from './args.js';
 import { ConfigError, type CliConfig } from './config.js';
 import type { Database } from './database.js';
-import { FileStore } from './file-store.js';
+import { FileStore, type FileStoreOptions } from './file-store.js';
 import { staticFiles } from './static-files.js';
 
 export { parseServeArgs, USAGE, type ServeOptions } from './args.js';
@@ -33,7 +33,7 @@ export interface Served {
   server: http.Server;
   url: string;
   resources: ServedResource[];
-  /** Stops accepting requests, closes the service, then waits for pending saves. */
+  /** Stops accepting requests, closes the service, then waits for pending writes and writes the journal into the file. */
   close(): Promise<void>;
   /** Present when serving a file. */
   store?: FileStore;
@@ -158,10 +158,10 @@ function checkConfigNames(config: CliConfig, resources: ServedResource[], source
 
 /** The service of `serve` without a server: every array of the file a resource, admin data kept in it. */
 export async function createFileService(
-  options: SourceOptions & Partial<Pick<ServeOptions, 'watch'>> & { file: string },
+  options: SourceOptions & Partial<Pick<ServeOptions, 'watch'>> & { file: string; compaction?: FileStoreOptions['compaction'] },
   config: CliConfig = {},
 ): Promise<{ service: Service; store: FileStore; resources: ServedResource[] }> {
-  const store = await FileStore.load(options.file);
+  const store = await FileStore.load(options.file, { compaction: options.compaction });
   const resources = [...store.resources.keys()].map((name) => ({ name, singular: store.singular.has(name) }));
   checkConfigNames(config, resources, options.file);
   const service = createService(serviceOptions(options, config, (name) => store.adminStorage(name)));
@@ -213,10 +213,7 @@ export async function serve(options: ServeOptions, config: CliConfig = {}): Prom
     release = () => opened.db.close();
   } else {
     ({ service, resources, store } = await createFileService(options, config));
-    release = () => {
-      store!.unwatch();
-      return store!.idle();
-    };
+    release = () => store!.close();
   }
   if (options.staticDir !== undefined && !(await stat(options.staticDir).catch(() => undefined))?.isDirectory()) {
     await service.close();
@@ -309,7 +306,7 @@ export function stopOnSignals(served: Pick<Served, 'close'> | http.Server, servi
           server.close();
           server.closeAllConnections();
           await service?.close();
-          await store?.idle();
+          await store?.close();
         };
   const stop = () => void close().finally(() => process.exit(0));
   process.once('SIGINT', stop);

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { validateConfig } from '@resourcery/cli';
-import { killAll, request, requireBuiltCli, run, start } from './cli-support';
+import { compacted, killAll, request, requireBuiltCli, run, start } from './cli-support';
 
 /** resourcery.config.json / .mjs: what flags cannot say (issue 15 item 2). */
 
@@ -77,6 +77,7 @@ describe('a resourcery.config.json in the working directory is read', () => {
     expect((await request(server, 'OPTIONS', '/posts', undefined, preflight('https://app.example'))).status).toBe(204);
     expect((await request(server, 'OPTIONS', '/posts', undefined, preflight('http://localhost:5173'))).status).toBe(403);
     expect(server.output()).toMatch(/CORS for https:\/\/app\.example/);
+    await compacted(file);
     expect(JSON.parse(await readFile(file, 'utf8')).posts).toHaveLength(3);
   });
 

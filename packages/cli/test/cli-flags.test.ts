@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { killAll, request, requireBuiltCli, ROOT, run, start } from './cli-support';
+import { compacted, killAll, request, requireBuiltCli, ROOT, run, start } from './cli-support';
 
 /** The CLI's flags, wrong invocations, banner, CORS, singular resources and --static (issue 15). */
 
@@ -30,7 +30,11 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const onDisk = async () => JSON.parse(await readFile(file, 'utf8'));
+/** The file once the server has written its journal into it. */
+const onDisk = async () => {
+  await compacted(file);
+  return JSON.parse(await readFile(file, 'utf8'));
+};
 
 describe('--version, --help', () => {
   test.each([['--version'], ['-v']])('%s prints the package version and exits 0', async (flag) => {

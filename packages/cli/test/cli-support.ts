@@ -75,6 +75,15 @@ export function run(args: string[], cwd = ROOT): Promise<Finished> {
   return exitOf(proc).then(({ code }) => ({ code, stdout, stderr }));
 }
 
+/**
+ * Resolves once the server has written its journal into the data file (it does so soon
+ * after writes stop, and at stop); bounded at 10 s.
+ */
+export async function compacted(file: string): Promise<void> {
+  for (let i = 0; i < 500 && existsSync(`${file}.journal`); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  if (existsSync(`${file}.journal`)) throw new Error(`${file}.journal was not written into ${file} within 10 s`);
+}
+
 export async function stop(server: Running): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   server.proc.kill('SIGTERM');
   return server.exited;

@@ -14,7 +14,17 @@ beforeEach(async () => {
   file = path.join(dir, 'db.json');
   await writeFile(file, JSON.stringify({ posts: [{ id: 1, title: 'first' }] }));
 });
-afterEach(() => rm(dir, { recursive: true, force: true }));
+const opened: Array<Awaited<ReturnType<typeof createFileService>>> = [];
+afterEach(async () => {
+  for (const { store } of opened.splice(0)) await store.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function openService(config?: Parameters<typeof createFileService>[1]) {
+  const service = await createFileService({ file, apiKeys: [], allowPrivateDestinations: false }, config);
+  opened.push(service);
+  return service;
+}
 
 async function json(service: Awaited<ReturnType<typeof createFileService>>['service'], method: string, uri: string, body?: unknown) {
   const r = await service.handle({
@@ -26,16 +36,16 @@ async function json(service: Awaited<ReturnType<typeof createFileService>>['serv
   return { status: r.status, body: r.body === null ? null : JSON.parse(String(r.body)) };
 }
 
-/** Makes the next save fail: a directory where the store writes its temp file. */
+/** Makes the next append fail: a directory where the store creates its journal. */
 async function blockSaves(): Promise<() => Promise<void>> {
-  const tmp = `${file}.${process.pid}.tmp`;
-  await mkdir(tmp);
-  return () => rm(tmp, { recursive: true });
+  const journal = `${file}.journal`;
+  await mkdir(journal);
+  return () => rm(journal, { recursive: true });
 }
 
 describe('a failed save changes nothing', () => {
   test('the write answers 500 with a generic message, and readers never see it', async () => {
-    const { service, store } = await createFileService({ file, apiKeys: [], allowPrivateDestinations: false });
+    const { service, store } = await openService();
     const unblock = await blockSaves();
     const errors = jest.spyOn(console, 'error').mockImplementation(() => undefined);
     const failed = await json(service, 'POST', '/posts', { id: 2, title: 'lost' });
@@ -50,7 +60,7 @@ describe('a failed save changes nothing', () => {
     // The next good save does not persist the failed write either.
     await unblock();
     expect((await json(service, 'POST', '/posts', { id: 3, title: 'kept' })).status).toBe(201);
-    await store.idle();
+    await store.compact();
     expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({
       posts: [
         { id: 1, title: 'first' },
@@ -64,7 +74,7 @@ describe('a failed save changes nothing', () => {
   });
 
   test('updates and deletes that fail to save leave the entity as it was', async () => {
-    const { service } = await createFileService({ file, apiKeys: [], allowPrivateDestinations: false });
+    const { service } = await openService();
     const unblock = await blockSaves();
     const errors = jest.spyOn(console, 'error').mockImplementation(() => undefined);
     expect((await json(service, 'PATCH', '/posts/id=1', { title: 'changed' })).status).toBe(500);
@@ -78,22 +88,22 @@ describe('a failed save changes nothing', () => {
 
 describe('writes that succeed', () => {
   test('concurrent writes share saves and all land, in the file and in memory', async () => {
-    const { service, store } = await createFileService({ file, apiKeys: [], allowPrivateDestinations: false });
+    const { service, store } = await openService();
     const answers = await Promise.all(
       Array.from({ length: 20 }, (_, i) => json(service, 'POST', '/posts', { id: i + 10, title: `p${i}` })),
     );
     expect(answers.every((a) => a.status === 201)).toBe(true);
-    await store.idle();
+    await store.compact();
     const saved = JSON.parse(await readFile(file, 'utf8')).posts;
     expect(saved).toHaveLength(21);
     expect((await json(service, 'GET', '/posts')).body).toEqual(saved);
   });
 
   test('concurrent PATCHes of one entity both land (a conflict waits for the other save, then retries)', async () => {
-    const { service, store } = await createFileService({ file, apiKeys: [], allowPrivateDestinations: false });
+    const { service, store } = await openService();
     const [a, b] = await Promise.all([json(service, 'PATCH', '/posts/id=1', { a: 1 }), json(service, 'PATCH', '/posts/id=1', { b: 2 })]);
     expect([a.status, b.status]).toEqual([200, 200]);
-    await store.idle();
+    await store.compact();
     expect(JSON.parse(await readFile(file, 'utf8')).posts).toEqual([{ id: 1, title: 'first', a: 1, b: 2 }]);
   });
 });
@@ -101,20 +111,21 @@ describe('writes that succeed', () => {
 describe('start-up', () => {
   test('temp files a crash left beside the data file are removed; other files are not', async () => {
     await writeFile(`${file}.4242.tmp`, '{"half":');
+    await writeFile(`${file}.journal.4242.tmp`, '{"seq":');
     await writeFile(path.join(dir, 'db.json.bak'), 'keep');
     await writeFile(path.join(dir, 'other.json.4242.tmp'), 'keep');
-    await createFileService({ file, apiKeys: [], allowPrivateDestinations: false });
+    await openService();
     expect((await readdir(dir)).sort()).toEqual(['db.json', 'db.json.bak', 'other.json.4242.tmp']);
   });
 });
 
 describe('the key json-server users expect (DESIGN 13)', () => {
   test('id present in every entity is the key: /posts/1 answers it, POST generates the next id, saved to the file', async () => {
-    const { service, store } = await createFileService({ file, apiKeys: [], allowPrivateDestinations: false });
+    const { service, store } = await openService();
     expect((await json(service, 'GET', '/posts/1')).body).toEqual([{ id: 1, title: 'first' }]);
     expect((await json(service, 'POST', '/posts', { title: 'second' })).body).toEqual([{ title: 'second', id: 2 }]);
     expect((await json(service, 'POST', '/posts', { id: 2, title: 'again' })).status).toBe(409);
-    await store.idle();
+    await store.compact();
     expect(JSON.parse(await readFile(file, 'utf8')).posts).toEqual([
       { id: 1, title: 'first' },
       { title: 'second', id: 2 },
@@ -123,10 +134,7 @@ describe('the key json-server users expect (DESIGN 13)', () => {
 
   test('no key when an entity lacks id or two share one; the config file can name another', async () => {
     await writeFile(file, JSON.stringify({ a: [{ id: 1 }, { name: 'no id' }], b: [{ id: 1 }, { id: 1 }], c: [{ sku: 'X-1' }] }));
-    const { service } = await createFileService(
-      { file, apiKeys: [], allowPrivateDestinations: false },
-      { resources: { c: { key: 'sku' } } },
-    );
+    const { service } = await openService({ resources: { c: { key: 'sku' } } });
     expect((await json(service, 'GET', '/a/1')).status).toBe(400);
     expect((await json(service, 'GET', '/b/1')).status).toBe(400);
     expect((await json(service, 'GET', '/c/X-1')).body).toEqual([{ sku: 'X-1' }]);

@@ -16,8 +16,7 @@ beforeEach(async () => {
   await writeFile(file, JSON.stringify({ posts: [{ id: 1, title: 'first' }] }));
 });
 afterEach(async () => {
-  opened?.store.unwatch();
-  await opened?.store.idle();
+  await opened?.store.close();
   opened = undefined;
   await rm(dir, { recursive: true, force: true });
 });
@@ -79,7 +78,7 @@ test('a file that does not parse keeps the old data served, and a write does not
   await eventually(async () => (await titles()).join() === 'whole');
   errors.mockRestore();
   expect((await json('POST', '/posts', { id: 2, title: 'new' })).status).toBe(201);
-  await opened!.store.idle();
+  await opened!.store.compact();
   expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({
     posts: [
       { id: 1, title: 'whole' },
@@ -94,7 +93,7 @@ test('a write racing an edit the watcher has not loaded yet does not overwrite t
   // No wait for the file event: the save itself sees the file changed, loads it, and the core retries the write on it.
   await edit({ posts: [{ id: 1, title: 'by hand' }] });
   expect((await json('POST', '/posts', { id: 2, title: 'by api' })).status).toBe(201);
-  await opened!.store.idle();
+  await opened!.store.compact();
   log.mockRestore();
   expect(JSON.parse(await readFile(file, 'utf8')).posts).toEqual([
     { id: 1, title: 'by hand' },

@@ -1,0 +1,60 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { killAll, request, requireBuiltCli, start, stop } from './cli-support';
+
+/** Issue 15 item 3: `serve data.json` killed with SIGKILL in the middle of writes loses no acknowledged write. */
+
+let dir: string;
+let file: string;
+
+beforeAll(requireBuiltCli);
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'resourcery-crash-'));
+  file = path.join(dir, 'db.json');
+  await writeFile(file, JSON.stringify({ items: [{ id: 0 }] }));
+});
+afterEach(async () => {
+  killAll();
+  await rm(dir, { recursive: true, force: true });
+});
+
+test('every write answered 201 before a kill -9 is served after the restart, and written into the file at stop', async () => {
+  const server = await start(['serve', file, '-p', '0', '-q']);
+  const acknowledged = new Set<number>();
+  let next = 1;
+  let killed = false;
+  const writer = async () => {
+    while (!killed) {
+      const id = next++;
+      try {
+        const r = await request(server, 'POST', '/items', { id, pad: 'x'.repeat(200) });
+        if (r.status === 201) acknowledged.add(id);
+      } catch {
+        return; // the connection the kill cut
+      }
+    }
+  };
+  const writers = Array.from({ length: 6 }, writer);
+  while (acknowledged.size < 60) await new Promise((resolve) => setTimeout(resolve, 10));
+  // Killed while the writers still send: some writes are in flight, none of them answered yet.
+  server.proc.kill('SIGKILL');
+  killed = true;
+  await server.exited;
+  await Promise.all(writers);
+
+  // The kill left the writes in the journal: the file alone lacks them.
+  expect(existsSync(`${file}.journal`)).toBe(true);
+  const inFile = new Set(JSON.parse(await readFile(file, 'utf8')).items.map((e: { id: number }) => e.id));
+  expect([...acknowledged].some((id) => !inFile.has(id))).toBe(true);
+
+  const again = await start(['serve', file, '-p', '0', '-q']);
+  const served = new Set((await request(again, 'GET', '/items')).json.map((e: { id: number }) => e.id));
+  expect([...acknowledged].filter((id) => !served.has(id))).toEqual([]);
+  expect(again.output()).toMatch(/db\.json\.journal: \d+ group\(s\) of writes not yet in db\.json replayed/);
+  expect((await stop(again)).code).toBe(0);
+  const saved = JSON.parse(await readFile(file, 'utf8')).items.map((e: { id: number }) => e.id);
+  expect(new Set(saved)).toEqual(served);
+  expect(existsSync(`${file}.journal`)).toBe(false);
+}, 60000);
