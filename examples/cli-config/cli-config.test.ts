@@ -1,7 +1,7 @@
 import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { killAll, request, requireBuiltCli, start } from '../../packages/cli/test/cli-support';
+import { compacted, killAll, request, requireBuiltCli, start } from '../../packages/cli/test/cli-support';
 
 /** The example of examples/cli-config/README.md, run against the built CLI. */
 
@@ -33,6 +33,8 @@ test('the reader reads the view; the editor writes posts and the one-entity prof
   expect(refused.status).toBe(400);
   expect(refused.text).toMatch(/views/);
   expect((await request(server, 'PATCH', '/profile', { name: 'me' }, editor)).status).toBe(200);
+  // Durable at once in db.json.journal; written into db.json soon after.
+  await compacted(path.join(dir, 'db.json'));
   const saved = JSON.parse(await readFile(path.join(dir, 'db.json'), 'utf8'));
   expect(saved.profile).toEqual({ name: 'me' });
   expect(saved.posts).toHaveLength(4);
