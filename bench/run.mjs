@@ -1,5 +1,5 @@
 // `pnpm bench`: every benchmark in one run, one table of ratios (DESIGN 10).
-//   node bench/run.mjs [--quick] [--only=query,macro,node,express,koa,jsonserver,post]
+//   node bench/run.mjs [--quick] [--only=query,macro,regex,node,express,koa,jsonserver,post]
 // In-process benches (query, macro) run in child processes of their own; HTTP benches
 // start each server and the load generator (autocannon) as separate child processes.
 // Figures are medians of several rounds after a warm-up; the whole run is written to
@@ -56,6 +56,10 @@ if (wanted('query')) {
 if (wanted('macro')) {
   log('parse + macro rewrite...');
   results.macro = child('macro.mjs');
+}
+if (wanted('regex')) {
+  log('search_regex engines: re2js vs V8 linear engine...');
+  results.regex = child('regex.mjs');
 }
 const httpSuites = Object.keys(SUITES).filter(wanted);
 if (httpSuites.length) Object.assign(results, await runHttp({ quick: opts.quick, only: httpSuites, log: (m) => log(m) }));
@@ -206,6 +210,16 @@ if (results.macro) {
     ]);
     rows.push(['  parseUri hit alone / rewrite alone, µs', `${fmt(m.us.parse)} / ${fmt(m.us.rewrite)}`, '-', '-', '-', '(info)', '']);
   }
+}
+if (results.regex) {
+  const r = results.regex;
+  if (r.error) skipped('search_regex engines', r);
+  else
+    r.patterns.forEach((p, i) => {
+      const what = `search_regex=${p.pattern}, ${r.entities} x ${r.characters / 1000}k chars, ms: re2js vs V8 linear engine`;
+      rows.push([i === 0 ? what : `  ${what}`, fmt(p.re2jsMs), fmt(p.oldMs), x(p.ratio), '-', '>= 1x', verdict(p.ratio >= 1)]);
+      rows.push([`    same pattern, whole GET through the service, ms`, fmt(p.serviceMs), '-', '-', '-', '(info)', '']);
+    });
 }
 
 mkdirSync(RESULTS_DIR, { recursive: true });

@@ -9,7 +9,7 @@ import { Random, request, type FuzzRequest } from './fuzz/grammar';
  * Every request must answer below 500; every 4xx but 401 (DESIGN 5) carries the error
  * body and its ErrorInfo link; nothing may escape `handle`; no prototype gets polluted.
  */
-const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 5_000);
+const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 20_000);
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
 /** A fresh service now and then keeps stored garbage (and the time to list it) bounded. */
 const REQUESTS_PER_SERVICE = 500;
