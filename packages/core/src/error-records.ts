@@ -10,6 +10,22 @@ import type { Storage } from './storage/storage.js';
 
 export const ERROR_RESOURCE = 'Service.Admin.Error';
 
+/** One failed request (SPEC 2.5), secrets redacted. */
+export type ErrorRecord = {
+  Id: string;
+  /** When the request arrived (ISO 8601). */
+  Time: string;
+  ResourceName: string;
+  Action: string;
+  Method: string;
+  ErrorCode: string;
+  StackTrace: string;
+  Message: string;
+  Uri: string;
+  Headers: string;
+  Body: string;
+};
+
 /**
  * Error records (SPEC 2.5): every error response but 401 is stored, newest `max` kept,
  * secrets redacted. The response links to its record through ErrorInfo.
@@ -27,7 +43,7 @@ export class ErrorRecords {
 
   async record(ctx: RequestContext, error: ServiceError): Promise<string> {
     const id = `${this.prefix}${(++this.counter).toString(36)}`;
-    const entity: Entity = {
+    const entity: ErrorRecord = {
       Id: id,
       Time: ctx.time.toISOString(),
       ResourceName: ctx.resource?.name ?? '<unknown>',

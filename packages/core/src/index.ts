@@ -8,6 +8,14 @@ export { METHODS } from './http/types.js';
 export { stripBasePath, normalizeBasePath } from './http/base-path.js';
 export { Cors, LOCAL_ORIGINS, type CorsOptions } from './http/cors.js';
 export type { ResourceDefinition, ViewDefinition, WriteChange, ResourceKind } from './resources.js';
+export {
+  jsonSchema,
+  type EntitySchema,
+  type EntityOf,
+  type StandardSchemaV1,
+  type StandardResult,
+  type TypedJsonSchema,
+} from './entity-schema.js';
 export type { Resource } from './resources.js';
 export { apiKeys, ApiKeyPrincipal, type ApiKeyConfig, type ApiKeyRule } from './auth.js';
 export type { EventDefinition, BinaryPayload, RaisedEvent, EventListener } from './events.js';

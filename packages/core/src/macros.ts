@@ -51,7 +51,7 @@ export class Macros {
       () => this.load(),
       () => this.rewrites.clear(),
     );
-    service.addResource({
+    service.addResource<Macro>({
       name: MACRO_RESOURCE,
       description: 'Macros: stored request templates, called as /$<name>',
       storage: this.uniqueNames(this.storage),
@@ -71,7 +71,7 @@ export class Macros {
   private async load(): Promise<Map<string, Macro>> {
     const map = new Map<string, Macro>();
     const { entities } = await this.storage.select(SELECT_ALL);
-    for await (const e of entities as AsyncIterable<Entity>) map.set(String(e.Name).toLowerCase(), e as unknown as Macro);
+    for await (const e of entities as AsyncIterable<Entity>) if (isMacro(e)) map.set(e.Name.toLowerCase(), e);
     return map;
   }
 
@@ -154,8 +154,8 @@ export class Macros {
     return guarded;
   }
 
-  /** Validation on save (DESIGN 12); returns the entity to store. */
-  private async validate(input: Entity, existing?: Entity): Promise<Entity> {
+  /** Validation on save (DESIGN 12); returns the macro to store. */
+  private async validate(input: Entity, existing?: Macro): Promise<Macro> {
     const fields: Record<string, unknown> = {};
     let alias: unknown;
     for (const [key, value] of Object.entries(input)) {
@@ -206,6 +206,18 @@ export class Macros {
       invalid('Name', `A macro named '${clash.Name}' already exists`);
     return { Name, Uri: Uri.startsWith('/') ? Uri : `/${Uri}`, Body, Headers: headers, OverwriteBody, OverwriteHeaders };
   }
+}
+
+/** Whether a stored entity has a macro's shape (one that edited storage broke is not called). */
+function isMacro(e: Entity): e is Entity & Macro {
+  return (
+    typeof e.Name === 'string' &&
+    typeof e.Uri === 'string' &&
+    (e.Body === null || isEntityBody(e.Body)) &&
+    (e.Headers === null || (typeof e.Headers === 'object' && !Array.isArray(e.Headers))) &&
+    typeof e.OverwriteBody === 'boolean' &&
+    typeof e.OverwriteHeaders === 'boolean'
+  );
 }
 
 /** RFC 9110 token: the characters a header name may hold. */

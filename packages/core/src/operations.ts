@@ -132,10 +132,10 @@ async function prepare(op: OperationContext, entity: Entity, existing?: Entity):
   if (existing === undefined && beforeInsert) entity = (await beforeInsert(entity, caller)) ?? entity;
   if (existing !== undefined && beforeUpdate) entity = (await beforeUpdate(entity, existing, caller)) ?? entity;
   const before = resource.definition.beforeWrite;
-  const value = before
-    ? await before(entity, { operation: existing ? 'update' : 'insert', existing, authorize: op.authorize, caller })
-    : entity;
-  resource.validate(value);
+  // A Standard Schema validator's output (defaults filled, unknown keys dropped) is what is stored.
+  const value = await resource.validate(
+    before ? await before(entity, { operation: existing ? 'update' : 'insert', existing, authorize: op.authorize, caller }) : entity,
+  );
   // A caller cannot write a row into (or move one out to) rows it may not see.
   checkRow(op.rows, resource.output(value), resource.name);
   return value;

@@ -4,7 +4,7 @@ import { apiKeys, Auth, type ApiKeyConfig } from './auth.js';
 import { ruleMethod, runAuthenticate, type Authenticate, type Caller, type HandleOptions } from './caller.js';
 import type { ProtocolProvider } from './content-types/content-type.js';
 import { checkNesting, DEFAULT_MAX_NESTING, MAX_NESTING_LIMIT } from './content-types/nesting.js';
-import { ERROR_RESOURCE, ErrorRecords, errorBody } from './error-records.js';
+import { ERROR_RESOURCE, ErrorRecords, errorBody, type ErrorRecord } from './error-records.js';
 import { toServiceError, ServiceError } from './errors.js';
 import { Events, type EventDefinition, type EventPayload } from './events.js';
 import { RequestContext } from './http/context.js';
@@ -144,7 +144,7 @@ export class Service {
     });
     const errorStorage = this.adminStorage(ERROR_RESOURCE);
     this.errors = new ErrorRecords(errorStorage, this.options.maxErrorRecords);
-    this.addResource({
+    this.addResource<ErrorRecord>({
       name: ERROR_RESOURCE,
       description: 'Records of failed requests',
       methods: ['GET', 'DELETE', 'REPORT', 'HEAD'],
@@ -160,15 +160,20 @@ export class Service {
     return this.options.adminStorage?.(name) ?? new MemoryStorage();
   }
 
-  /** Declares an entity resource. Its change events are declared with it when it raises them. */
-  addResource(definition: ResourceDefinition): Resource {
+  /**
+   * Declares an entity resource. Its change events are declared with it when it raises
+   * them. The entity type comes from `schema` (a Standard Schema validator, or
+   * `jsonSchema({...})`) or is given: `addResource<Order>({...})`.
+   */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- defaults that accept any app context and principal
+  addResource<T extends object = Entity, O extends object = T, C = any, P = any>(definition: ResourceDefinition<T, O, C, P>): Resource {
     const resource = new Resource(definition, { events: this.options.events, ajv: this.ajv });
     this.resources.add(resource);
     if (resource.raisesEvents) {
       for (const kind of ['Inserted', 'Updated', 'Deleted']) {
         this.defineEvent(`${resource.name}.${kind}`, {
           description: `Raised when ${resource.name} entities are ${kind.toLowerCase()}; the payload is those entities`,
-          schema: definition.schema,
+          schema: resource.schema,
         });
       }
     }

@@ -38,8 +38,31 @@ export interface Webhook {
    * The row rule of the webhook's author on the event's resource, as conditions
    * (`Owner=ann`), when saved; null when the author sees every row. Deliveries carry only
    * the entities inside it, so a webhook never sends a row its author may not read.
+   * Absent from webhooks saved before rules existed.
    */
-  Rows: string | null;
+  Rows?: string | null;
+}
+
+/** What clients see of a webhook: no secret, credentials masked. */
+export type WebhookOutput = Omit<Webhook, 'Secret' | 'Rows'>;
+
+/** Whether a stored entity has a webhook's shape (one that edited storage broke fires nothing). */
+export function isStoredWebhook(e: Entity): e is Entity & Webhook {
+  const text = (v: unknown) => typeof v === 'string';
+  const orNull = (v: unknown, test: (v: unknown) => boolean) => v === null || test(v);
+  const object = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);
+  return (
+    text(e.Id) &&
+    orNull(e.Label, text) &&
+    text(e.Method) &&
+    text(e.Destination) &&
+    text(e.EventSelector) &&
+    object(e.Headers) &&
+    typeof e.IsPaused === 'boolean' &&
+    orNull(e.CustomPayloadRequest, object) &&
+    orNull(e.Secret, text) &&
+    (e.Rows === undefined || orNull(e.Rows, text))
+  );
 }
 
 const PROPERTIES = [
@@ -233,13 +256,13 @@ export interface WebhookAuthor {
 }
 
 /** Validation on save (beforeWrite); returns the entity to store. */
-export function toStoredWebhook(service: Service, input: Entity, existing?: Entity, author?: WebhookAuthor): Webhook {
+export function toStoredWebhook(service: Service, input: Entity, existing?: Webhook, author?: WebhookAuthor): Webhook {
   const f = canonicalFields(input, PROPERTIES, 'Webhook');
   if (f.Label !== undefined && f.Label !== null && typeof f.Label !== 'string') invalid('Label', 'Label must be a string');
   const method = f.Method ?? 'POST';
   if (typeof method !== 'string' || !(METHODS as readonly string[]).includes(method.toUpperCase()))
     invalid('Method', `Method must be one of ${METHODS.join(', ')}`);
-  const headers = unmask(headersOf(f.Headers, 'Headers'), (existing as Webhook | undefined)?.Headers);
+  const headers = unmask(headersOf(f.Headers, 'Headers'), existing?.Headers);
   const contentType = Object.entries(headers).find(([name]) => name.toLowerCase() === 'content-type')?.[1];
   if (contentType !== undefined) {
     try {
@@ -263,10 +286,7 @@ export function toStoredWebhook(service: Service, input: Entity, existing?: Enti
     EventSelector: selector,
     Headers: headers,
     IsPaused: booleanOf(f.IsPaused, 'IsPaused', false),
-    CustomPayloadRequest: unmaskRequest(
-      customPayloadRequestOf(service, f.CustomPayloadRequest),
-      (existing as Webhook | undefined)?.CustomPayloadRequest,
-    ),
+    CustomPayloadRequest: unmaskRequest(customPayloadRequestOf(service, f.CustomPayloadRequest), existing?.CustomPayloadRequest),
     Secret: secretOf(f.Secret),
     // Set by the service on every save, whatever the input says (like Id).
     Rows: rows,
@@ -292,8 +312,7 @@ function authorRows(service: Service, source: string, caller: Caller): string | 
 }
 
 /** Output form: SPEC 2.3 key order, without the secret. */
-export function webhookOutput(entity: Entity): Entity {
-  const w = entity as unknown as Webhook;
+export function webhookOutput(w: Webhook): WebhookOutput {
   const r = w.CustomPayloadRequest;
   return {
     Id: w.Id,

@@ -11,7 +11,15 @@ import { DeliveryWorker, resolveWebhookOptions, retryDelay, type ResolvedWebhook
 import { DeliveryLog, LOG_RESOURCE, LOG_SCHEMA } from './log.js';
 import { Outbox, OUTBOX_STORAGE, type OutboxMessage } from './outbox.js';
 import { compileSelector, select, type EventSelector } from './selector.js';
-import { toStoredWebhook, WEBHOOK_RESOURCE, WEBHOOK_SCHEMA, webhookOutput, type Webhook } from './webhook.js';
+import {
+  isStoredWebhook,
+  toStoredWebhook,
+  WEBHOOK_RESOURCE,
+  WEBHOOK_SCHEMA,
+  webhookOutput,
+  type Webhook,
+  type WebhookOutput,
+} from './webhook.js';
 
 interface Compiled {
   webhook: Webhook;
@@ -43,14 +51,14 @@ export class Webhooks {
     this.options = resolveWebhookOptions(service.options.webhooks);
     this.storage = service.adminStorage(WEBHOOK_RESOURCE);
     this.cache = new AdminCache(this.storage, () => this.load());
-    service.addResource({
+    service.addResource<Webhook, WebhookOutput>({
       name: WEBHOOK_RESOURCE,
       description: 'Webhooks: HTTP requests triggered by events',
       schema: WEBHOOK_SCHEMA,
       storage: this.storage,
       indexes: [{ properties: 'Id', unique: true }],
       events: false,
-      beforeWrite: (entity, change) => toStoredWebhook(service, entity, change.existing, change) as unknown as Entity,
+      beforeWrite: (entity, change) => toStoredWebhook(service, entity, change.existing, change),
       toOutput: webhookOutput,
       afterWrite: () => this.invalidate(),
     });
@@ -84,8 +92,8 @@ export class Webhooks {
     const hooks: Compiled[] = [];
     const byId = new Map<string, Webhook>();
     const { entities } = await this.storage.select(SELECT_ALL);
-    for await (const e of entities as AsyncIterable<Entity>) {
-      const webhook = e as unknown as Webhook;
+    for await (const webhook of entities as AsyncIterable<Entity>) {
+      if (!isStoredWebhook(webhook)) continue;
       byId.set(webhook.Id, webhook);
       try {
         const selector = compileSelector(this.service, webhook.EventSelector);
