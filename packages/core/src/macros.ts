@@ -1,5 +1,5 @@
 import { AdminCache } from './admin-cache.js';
-import { isEntityBody } from './content-types/json.js';
+import { isEntityBody, isStringRecord } from './content-types/json.js';
 import { ServiceError } from './errors.js';
 import { parseUri, type ParsedUri } from './grammar/parse.js';
 import type { RequestContext } from './http/context.js';
@@ -71,7 +71,10 @@ export class Macros {
   private async load(): Promise<Map<string, Macro>> {
     const map = new Map<string, Macro>();
     const { entities } = await this.storage.select(SELECT_ALL);
-    for await (const e of entities as AsyncIterable<Entity>) if (isMacro(e)) map.set(e.Name.toLowerCase(), e);
+    for await (const e of entities as AsyncIterable<Entity>) {
+      const macro = storedMacro(e);
+      if (macro !== undefined) map.set(macro.Name.toLowerCase(), macro);
+    }
     return map;
   }
 
@@ -208,16 +211,16 @@ export class Macros {
   }
 }
 
-/** Whether a stored entity has a macro's shape (one that edited storage broke is not called). */
-function isMacro(e: Entity): e is Entity & Macro {
-  return (
-    typeof e.Name === 'string' &&
-    typeof e.Uri === 'string' &&
-    (e.Body === null || isEntityBody(e.Body)) &&
-    (e.Headers === null || (typeof e.Headers === 'object' && !Array.isArray(e.Headers))) &&
-    typeof e.OverwriteBody === 'boolean' &&
-    typeof e.OverwriteHeaders === 'boolean'
-  );
+/**
+ * A stored entity as a macro: left-out properties take their defaults (a data file's
+ * hand-written `{ "Name": ..., "Uri": ... }`); one that edited storage broke is not called.
+ */
+function storedMacro(e: Entity): Macro | undefined {
+  const { Name, Uri, Body = null, Headers = null, OverwriteBody = false, OverwriteHeaders = false } = e;
+  if (typeof Name !== 'string' || typeof Uri !== 'string' || (Body !== null && !isEntityBody(Body))) return undefined;
+  if (Headers !== null && !isStringRecord(Headers)) return undefined;
+  if (typeof OverwriteBody !== 'boolean' || typeof OverwriteHeaders !== 'boolean') return undefined;
+  return { Name, Uri, Body, Headers, OverwriteBody, OverwriteHeaders };
 }
 
 /** RFC 9110 token: the characters a header name may hold. */

@@ -49,6 +49,11 @@ export function isEntityBody(value: unknown): value is Entity | Entity[] {
   return Array.isArray(value) ? value.every(isEntity) : isEntity(value);
 }
 
+/** Whether a JSON value is an object of string values (headers). */
+export function isStringRecord(value: unknown): value is Record<string, string> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((v) => typeof v === 'string');
+}
+
 function writeRaw(result: Result): string {
   switch (result.kind) {
     case 'entities':

@@ -1,4 +1,4 @@
-import { isEntityBody } from '../content-types/json.js';
+import { isEntityBody, isStringRecord } from '../content-types/json.js';
 import { Auth } from '../auth.js';
 import { randomUUID } from 'node:crypto';
 import { ServiceError } from '../errors.js';
@@ -46,23 +46,33 @@ export interface Webhook {
 /** What clients see of a webhook: no secret, credentials masked. */
 export type WebhookOutput = Omit<Webhook, 'Secret' | 'Rows'>;
 
-/** Whether a stored entity has a webhook's shape (one that edited storage broke fires nothing). */
-export function isStoredWebhook(e: Entity): e is Entity & Webhook {
-  const text = (v: unknown) => typeof v === 'string';
-  const orNull = (v: unknown, test: (v: unknown) => boolean) => v === null || test(v);
-  const object = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);
-  return (
-    text(e.Id) &&
-    orNull(e.Label, text) &&
-    text(e.Method) &&
-    text(e.Destination) &&
-    text(e.EventSelector) &&
-    object(e.Headers) &&
-    typeof e.IsPaused === 'boolean' &&
-    orNull(e.CustomPayloadRequest, object) &&
-    orNull(e.Secret, text) &&
-    (e.Rows === undefined || orNull(e.Rows, text))
-  );
+/**
+ * A stored entity as a webhook: left-out properties take their defaults (a data file's
+ * hand-written webhook); one that edited storage broke fires nothing.
+ */
+export function storedWebhook(e: Entity): Webhook | undefined {
+  const { Id, Label = null, Method = 'POST', Destination, EventSelector, Headers = {}, IsPaused = false } = e;
+  const { CustomPayloadRequest = null, Secret = null, Rows } = e;
+  if (typeof Id !== 'string' || typeof Destination !== 'string' || typeof EventSelector !== 'string') return undefined;
+  const method = typeof Method === 'string' ? Method.toUpperCase() : undefined;
+  if ((Label !== null && typeof Label !== 'string') || method === undefined || !isMethod(method)) return undefined;
+  if (!isStringRecord(Headers) || typeof IsPaused !== 'boolean' || (Secret !== null && typeof Secret !== 'string')) return undefined;
+  if (Rows !== undefined && Rows !== null && typeof Rows !== 'string') return undefined;
+  const request = CustomPayloadRequest === null ? null : storedRequest(CustomPayloadRequest);
+  if (request === undefined) return undefined;
+  return { Id, Label, Method: method, Destination, EventSelector, Headers, IsPaused, CustomPayloadRequest: request, Secret, Rows };
+}
+
+function storedRequest(value: unknown): CustomPayloadRequest | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const { URI, Headers = {}, Body = null, BreakOnError = false, BreakOnNoContent = false } = value as Record<string, unknown>;
+  if (typeof URI !== 'string' || !isStringRecord(Headers) || (Body !== null && !isEntityBody(Body))) return undefined;
+  if (typeof BreakOnError !== 'boolean' || typeof BreakOnNoContent !== 'boolean') return undefined;
+  return { Method: 'GET', URI, Headers, Body, BreakOnError, BreakOnNoContent };
+}
+
+function isMethod(text: string): text is Method {
+  return (METHODS as readonly string[]).includes(text);
 }
 
 const PROPERTIES = [

@@ -12,7 +12,7 @@ import { DeliveryLog, LOG_RESOURCE, LOG_SCHEMA } from './log.js';
 import { Outbox, OUTBOX_STORAGE, type OutboxMessage } from './outbox.js';
 import { compileSelector, select, type EventSelector } from './selector.js';
 import {
-  isStoredWebhook,
+  storedWebhook,
   toStoredWebhook,
   WEBHOOK_RESOURCE,
   WEBHOOK_SCHEMA,
@@ -92,8 +92,9 @@ export class Webhooks {
     const hooks: Compiled[] = [];
     const byId = new Map<string, Webhook>();
     const { entities } = await this.storage.select(SELECT_ALL);
-    for await (const webhook of entities as AsyncIterable<Entity>) {
-      if (!isStoredWebhook(webhook)) continue;
+    for await (const e of entities as AsyncIterable<Entity>) {
+      const webhook = storedWebhook(e);
+      if (webhook === undefined) continue;
       byId.set(webhook.Id, webhook);
       try {
         const selector = compileSelector(this.service, webhook.EventSelector);
