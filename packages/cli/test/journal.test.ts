@@ -79,6 +79,17 @@ test('an acknowledged write is in the fsynced journal, not yet in the file; comp
   expect(await readdir(dir)).toEqual(['db.json']);
 });
 
+test('updates and deletes are journaled as the entities they change, at their positions, not as the whole resource', async () => {
+  await writeFile(file, JSON.stringify({ posts: [{ id: 1, title: 'first' }, { id: 2, title: 'two' }, { id: 3, title: 'three' }] }));
+  const o = await openFile();
+  expect((await call(o, 'PATCH', '/posts/2', { title: 'changed' })).status).toBe(200);
+  expect((await call(o, 'DELETE', '/posts/3')).status).toBe(200);
+  expect((await journalLines()).slice(1)).toEqual([
+    { seq: 1, w: [{ r: 'posts', u: [[1, { id: 2, title: 'two' }, { id: 2, title: 'changed' }]] }] },
+    { seq: 2, w: [{ r: 'posts', d: [[2, { id: 3, title: 'three' }]] }] },
+  ]);
+});
+
 test('a restart after a crash replays the journal: inserts, updates, deletes and admin data, then compacts it', async () => {
   await writeFile(
     file,
