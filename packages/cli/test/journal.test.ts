@@ -80,7 +80,16 @@ test('an acknowledged write is in the fsynced journal, not yet in the file; comp
 });
 
 test('updates and deletes are journaled as the entities they change, at their positions, not as the whole resource', async () => {
-  await writeFile(file, JSON.stringify({ posts: [{ id: 1, title: 'first' }, { id: 2, title: 'two' }, { id: 3, title: 'three' }] }));
+  await writeFile(
+    file,
+    JSON.stringify({
+      posts: [
+        { id: 1, title: 'first' },
+        { id: 2, title: 'two' },
+        { id: 3, title: 'three' },
+      ],
+    }),
+  );
   const o = await openFile();
   expect((await call(o, 'PATCH', '/posts/2', { title: 'changed' })).status).toBe(200);
   expect((await call(o, 'DELETE', '/posts/3')).status).toBe(200);
