@@ -1,5 +1,5 @@
 // `pnpm bench`: every benchmark in one run, one table of ratios (DESIGN 10).
-//   node bench/run.mjs [--quick] [--only=query,macro,regex,node,express,koa,jsonserver,post]
+//   node bench/run.mjs [--quick] [--only=query,scan,memory,macro,regex,node,express,koa,jsonserver,post]
 // In-process benches (query, macro) run in child processes of their own; HTTP benches
 // start each server and the load generator (autocannon) as separate child processes.
 // Figures are medians of several rounds after a warm-up; the whole run is written to
@@ -52,6 +52,14 @@ const results = {
 if (wanted('query')) {
   log('query evaluation (100k entities)...');
   results.query = child('query.mjs');
+}
+if (wanted('scan')) {
+  log('search, distinct and paging (1M entities)...');
+  results.scan = child('scan.mjs');
+}
+if (wanted('memory')) {
+  log('memory of the in-memory storage (1M entities)...');
+  results.memory = child('memory.mjs');
 }
 if (wanted('macro')) {
   log('parse + macro rewrite...');
@@ -109,6 +117,52 @@ if (results.query) {
       '-',
       '(info)',
       '',
+    ]);
+  }
+}
+if (results.scan) {
+  const s = results.scan;
+  if (s.error) skipped('search and distinct (1M)', s);
+  else {
+    const c = s.cases;
+    // ratio = baseline ms / library ms (higher is better, as everywhere in the table).
+    const row = (label, k, baseMs, target, ok) => [label, fmt(c[k].libraryMs), fmt(baseMs), x(baseMs / c[k].libraryMs), '-', target, ok];
+    rows.push(
+      row(
+        'search, 1M entities, ms (lib vs hand-written property scan)',
+        'search',
+        c.search.handMs,
+        '>= 0.5x',
+        verdict(c.search.ratio >= 0.5),
+      ),
+    );
+    rows.push(row('  same, vs a scan of precomputed lower-cased texts', 'search', c.search.limitMs, '(info)', ''));
+    rows.push(
+      row(
+        'distinct of select=City, 1M entities, ms (lib vs a Set)',
+        'distinct',
+        c.distinct.handMs,
+        '>= 0.5x',
+        verdict(c.distinct.ratio >= 0.5),
+      ),
+    );
+    rows.push(row('offset=N-10 without order, 1M, ms (lib vs slice)', 'offset', c.offset.handMs, '(info)', ''));
+    rows.push(row('order_asc=Age&offset=N-10, 1M, ms (lib vs sort + slice)', 'orderOffset', c.orderOffset.handMs, '(info)', ''));
+  }
+}
+if (results.memory) {
+  const m = results.memory;
+  if (m.error) skipped('memory', m);
+  else {
+    const last = m.steps[m.steps.length - 1];
+    rows.push([
+      'memory, 1M entities, bytes/entity (resource vs raw objects)',
+      fmt(last.bytesPerEntity),
+      fmt(m.rawBytesPerEntity),
+      x(1 / last.ratio),
+      '-',
+      '>= 0.667x (1.5x)',
+      verdict(last.ratio <= 1.5),
     ]);
   }
 }

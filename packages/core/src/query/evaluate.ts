@@ -5,7 +5,8 @@ import type { MetaConditions } from './meta-conditions.js';
 import { compileProjection, type Projection } from './projection.js';
 import { compileSearch, compileSearchRegex, type SearchPredicate } from './search.js';
 import { compareValues, selectRange, slice, sortEntities, TopK } from './order.js';
-import { scanFor } from './compiled-scan.js';
+import { scanFor, type Scan } from './compiled-scan.js';
+import { distinctOutputs } from './distinct.js';
 
 const NO_CONDITIONS: readonly Condition[] = Object.freeze([]);
 
@@ -67,6 +68,12 @@ export function evaluate(entities: Iterable<Entity>, q: CompiledQuery, options: 
   const conditions = predicate === null ? NO_CONDITIONS : q.conditions;
   const generated = list !== null && (predicate !== null || search !== null);
 
+  // Paging alone over an array is a slice: nothing to test, nothing to sort.
+  if (order === null && !meta.distinct && predicate === null && search === null && list !== null) {
+    const page = slice(list, offset, limit);
+    return project === null ? (page === list ? page.slice() : page) : page.map(project);
+  }
+
   // Streaming path: stop scanning as soon as the page is full.
   if (order === null && !meta.distinct && offset >= 0) {
     const scan = generated ? scanFor(conditions, search, null, false) : null;
@@ -111,41 +118,41 @@ export function evaluate(entities: Iterable<Entity>, q: CompiledQuery, options: 
     return project === null ? page : page.map(project);
   }
 
-  const scan = generated ? scanFor(conditions, search, null, false) : null;
-  const matches: Entity[] = scan !== null ? scan(list!, 0, -1) : [];
-  if (scan === null) {
-    for (const e of entities) {
-      if (predicate !== null && !predicate(e)) continue;
-      if (search !== null && !search(e)) continue;
-      matches.push(e);
-    }
-  }
+  const matches = allMatches(entities, list, generated ? scanFor(conditions, search, null, false) : null, predicate, search);
 
   if (order !== null && sourceOrder !== null) {
     const page = selectRange(matches, (e) => sourceOrder.get(e), order.descending, offset, limit);
     return project === null ? page : page.map(project);
   }
 
-  let output = project === null ? matches : matches.map(project);
-  if (meta.distinct) output = distinct(output);
+  let output = meta.distinct ? distinctOutputs(matches, meta, project) : project === null ? matches : matches.map(project);
   if (order !== null) {
     const locator = order.locator;
     output = sortEntities(output, (e) => locator.getOutput(e), order.descending);
   }
-  return slice(output, offset, limit);
+  const page = slice(output, offset, limit);
+  // The stored array itself is never handed out: callers may change what they get.
+  return page === list ? page.slice() : page;
 }
 
-function distinct(entities: Entity[]): Entity[] {
-  const seen = new Set<string>();
-  const out: Entity[] = [];
+/** Every entity that passes; the given array itself when there is nothing to test. */
+function allMatches(
+  entities: Iterable<Entity>,
+  list: readonly Entity[] | null,
+  scan: Scan | null,
+  predicate: Predicate | null,
+  search: SearchPredicate | null,
+): Entity[] {
+  if (scan !== null) return scan(list!, 0, -1);
+  // Read, never changed: evaluate copies it if it would hand it out.
+  if (predicate === null && search === null && list !== null) return list as Entity[];
+  const matches: Entity[] = [];
   for (const e of entities) {
-    const key = JSON.stringify(e);
-    if (!seen.has(key)) {
-      seen.add(key);
-      out.push(e);
-    }
+    if (predicate !== null && !predicate(e)) continue;
+    if (search !== null && !search(e)) continue;
+    matches.push(e);
   }
-  return out;
+  return matches;
 }
 
 export { compareValues, slice };

@@ -65,29 +65,42 @@ export function sortEntities<T>(items: T[], key: (item: T) => unknown, descendin
 }
 
 /**
- * Sorted items[offset, offset + limit) without sorting everything: when the page is
- * small, keep only the best offset + limit items seen so far (binary insertion).
+ * Sorted items[offset, offset + limit) without sorting everything: when the page is near
+ * either end, keep only the best items up to it (binary insertion), from the front, or
+ * from the back in reverse order (`offset=N-10`); otherwise sort.
  */
 export function selectRange<T>(items: T[], key: (item: T) => unknown, descending: boolean, offset: number, limit: number): T[] {
-  const k = offset >= 0 && limit >= 0 ? offset + limit : -1;
-  if (k < 0 || k * 8 > items.length) return slice(sortEntities(items, key, descending), offset, limit);
-  if (k === 0) return [];
+  const n = items.length;
+  const start = offset >= 0 ? Math.min(offset, n) : Math.max(0, n + offset);
+  const end = limit < 0 ? n : Math.min(n, start + limit);
+  if (end <= start) return [];
   const cmp = comparator(descending);
-  const best: Keyed<T>[] = [];
+  if (end * 8 <= n) return best(items, key, cmp, end).slice(start);
+  // The reverse of the total order (key, then position) ranks the back of the sort first.
+  if ((n - start) * 8 <= n)
+    return best(items, key, (a, b) => cmp(b, a), n - start)
+      .reverse()
+      .slice(0, end - start);
+  return slice(sortEntities(items, key, descending), offset, limit);
+}
+
+/** The first `k` items under `cmp`, in order. */
+function best<T>(items: T[], key: (item: T) => unknown, cmp: (a: Keyed<T>, b: Keyed<T>) => number, k: number): T[] {
+  const kept: Keyed<T>[] = [];
   for (let index = 0; index < items.length; index++) {
     const candidate = { key: key(items[index]), index, item: items[index] };
-    if (best.length === k && cmp(candidate, best[k - 1]) >= 0) continue;
+    if (kept.length === k && cmp(candidate, kept[k - 1]) >= 0) continue;
     let lo = 0;
-    let hi = best.length;
+    let hi = kept.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (cmp(best[mid], candidate) <= 0) lo = mid + 1;
+      if (cmp(kept[mid], candidate) <= 0) lo = mid + 1;
       else hi = mid;
     }
-    best.splice(lo, 0, candidate);
-    if (best.length > k) best.pop();
+    kept.splice(lo, 0, candidate);
+    if (kept.length > k) kept.pop();
   }
-  return best.slice(offset).map((b) => b.item);
+  return kept.map((b) => b.item);
 }
 
 /** compareValues, with the common case of two numbers first. */

@@ -37,22 +37,30 @@ export interface ScanOptions {
 
 /**
  * The entities that pass the conditions and the search, scanned so that other requests
- * keep being answered: the loop yields to the event loop every YIELD_EVERY characters.
+ * keep being answered: the scan gives way to the event loop every YIELD_EVERY characters.
+ * Each stretch is a synchronous call: an async function resumed after `await` re-enters
+ * its loop unoptimised, which made a scan of a million entities several times slower.
  */
-export async function scanSearch(entities: Iterable<Entity>, options: ScanOptions): Promise<Entity[]> {
-  const { predicate, search, enough } = options;
+export async function scanSearch(entities: readonly Entity[], options: ScanOptions): Promise<Entity[]> {
   const meter = new ScanMeter(options.budget);
   const out: Entity[] = [];
-  for (const e of entities) {
-    if (predicate !== null && !predicate(e)) continue;
-    if (search(e, meter)) {
-      out.push(e);
-      if (out.length === enough) break;
-    }
-    if (meter.sinceYield >= YIELD_EVERY) {
-      meter.sinceYield = 0;
-      await new Promise<void>((resolve) => setImmediate(resolve));
-    }
+  let i = 0;
+  for (;;) {
+    i = scanStretch(entities, i, options, meter, out);
+    if (i >= entities.length || out.length === options.enough) return out;
+    meter.sinceYield = 0;
+    await new Promise<void>((resolve) => setImmediate(resolve));
   }
-  return out;
+}
+
+/** Scans from `i` until the end, a full page or YIELD_EVERY characters; returns where it stopped. */
+function scanStretch(entities: readonly Entity[], i: number, options: ScanOptions, meter: ScanMeter, out: Entity[]): number {
+  const { predicate, search, enough } = options;
+  while (i < entities.length) {
+    const e = entities[i++];
+    if (predicate !== null && !predicate(e)) continue;
+    if (search(e, meter) && out.push(e) === enough) break;
+    if (meter.sinceYield >= YIELD_EVERY) break;
+  }
+  return i;
 }

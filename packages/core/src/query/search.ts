@@ -1,6 +1,7 @@
 import safeRegex from 'safe-regex2';
 import { ServiceError } from '../errors.js';
 import { Lru } from '../lru.js';
+import { jsonTextSearch } from './json-text-search.js';
 import { compileLinear, type LinearRegExp } from './linear-regex.js';
 import { Locator } from './locator.js';
 import type { Entity } from './conditions.js';
@@ -35,6 +36,8 @@ export function parseSearchSettings(value: string): SearchSettings {
 export function compileSearch(value: string): SearchPredicate {
   const { pattern, scope, caseSensitive } = parseSearchSettings(value);
   const needle = caseSensitive ? pattern : pattern.toLowerCase();
+  const tokens = scope === null ? jsonTextSearch(needle, caseSensitive) : null;
+  if (tokens !== null) return tokens;
   return (e, meter) => {
     const text = textOf(e, scope);
     meter?.add(text.length);

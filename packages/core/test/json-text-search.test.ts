@@ -1,0 +1,116 @@
+import fc from 'fast-check';
+import type { Entity } from '@resourcery/core';
+import { compileSearch } from '../src/query/search';
+import { ScanMeter } from '../src/query/scan';
+
+// search without a scope looks for the pattern in the entity's JSON text. It tests the
+// text's tokens one by one instead of making the text (query/json-text-search.ts): the
+// answer must be that of the definition for every entity and pattern.
+
+const TEXTS = [
+  'Ann',
+  'aNN',
+  'ΟΔΟΣ',
+  'Σa',
+  'İstanbul',
+  'x"y',
+  'a\\b',
+  'a\nb',
+  'tab\there',
+  '\u{1F600}',
+  '\ud800',
+  'ß',
+  '',
+  'null',
+  'True',
+  '1e+21',
+  'a:b',
+  '{x}',
+  'K\u212A',
+];
+const scalar = fc.oneof(
+  fc.constantFrom(...TEXTS),
+  fc.string({ maxLength: 6 }),
+  fc.constantFrom(0, -0, 1, 42, -7.5, 1e21, 1e-7, Number.NaN, Number.POSITIVE_INFINITY),
+  fc.integer(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.constant(undefined),
+);
+const value = fc.oneof(
+  { weight: 5, arbitrary: scalar },
+  { weight: 1, arbitrary: fc.array(scalar, { maxLength: 3 }) },
+  { weight: 1, arbitrary: fc.dictionary(fc.constantFrom('City', 'zip', 'A"b'), scalar, { maxKeys: 2 }) },
+  { weight: 1, arbitrary: fc.constant(new Date('2020-01-02T03:04:05Z')) },
+);
+const name = fc.oneof(fc.constantFrom('Name', 'name', 'Age', 'Ölçü', 'a"b', 'new\nline', '__proto__', 'true'), fc.string({ maxLength: 4 }));
+const entity = fc.array(fc.tuple(name, value), { maxLength: 5 }).map((pairs) => {
+  const e: Entity = {};
+  for (const [k, v] of pairs) Object.defineProperty(e, k, { value: v, enumerable: true, writable: true, configurable: true });
+  return e;
+});
+
+/** Needles: fixed fragments, random text, and pieces of the entity's own JSON text. */
+const needle = (e: Entity) =>
+  fc.oneof(
+    fc.constantFrom(
+      'ann',
+      'ΟΔΟς',
+      'οδος',
+      'σa',
+      'i̇stanbul',
+      'istanbul',
+      'nb',
+      'n',
+      'tt',
+      'nu',
+      'ull',
+      'true',
+      'rue',
+      'fals',
+      '1e',
+      'e+2',
+      '-0',
+      '42',
+      '7.5',
+      '2020-01',
+      'city',
+      'ß',
+      'ss',
+      'k',
+      'u',
+      '\ud800',
+      'ame',
+      'x',
+      '"',
+      ':',
+    ),
+    fc.string({ minLength: 1, maxLength: 3 }),
+    fc.tuple(fc.nat(), fc.integer({ min: 1, max: 6 })).map(([at, n]) => {
+      const text = JSON.stringify(e);
+      const start = at % text.length;
+      return text.slice(start, start + n) || 'a';
+    }),
+  );
+
+test('a search over the whole entity answers what its JSON text answers', () => {
+  fc.assert(
+    fc.property(
+      entity.chain((e) => fc.tuple(fc.constant(e), needle(e), fc.boolean())),
+      ([e, pattern, cs]) => {
+        const search = compileSearch(`${pattern},,${cs ? 'CS' : 'CI'}`);
+        const text = JSON.stringify(e);
+        const expected = cs ? text.includes(pattern) : text.toLowerCase().includes(pattern.toLowerCase());
+        expect(search(e, new ScanMeter(1e9))).toBe(expected);
+      },
+    ),
+    { numRuns: 10_000 },
+  );
+});
+
+test('the meter counts what a search reads, so the budget still stops a large search', () => {
+  const search = compileSearch('zzz');
+  const meter = new ScanMeter(1e9);
+  search({ Text: 'a'.repeat(1000), Nested: { more: 'b'.repeat(500) } }, meter);
+  expect(meter.scanned).toBeGreaterThanOrEqual(1500);
+});
