@@ -2,8 +2,10 @@ import type { Entity } from './conditions.js';
 import type { ScanMeter } from './scan.js';
 
 /** Characters that occur in JSON text only as syntax or inside escapes. */
+// eslint-disable-next-line no-control-regex -- control characters are what JSON escapes
 const SYNTAX = /["\\{}[\],:\u0000-\u001f\ud800-\udfff]/;
 /** Characters a string's JSON text escapes. */
+// eslint-disable-next-line no-control-regex -- control characters are what JSON escapes
 const ESCAPED = /["\\\u0000-\u001f\ud800-\udfff]/;
 /** Every character a JSON number's text can have. */
 const NUMBER = /^[0-9.e+-]+$/;
