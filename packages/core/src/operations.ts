@@ -6,6 +6,7 @@ import { evaluate, pagingCanBePushedDown, type CompiledQuery, type EvaluateOptio
 import { literalValue } from './query/literal.js';
 import { findKey } from './query/locator.js';
 import { DEFAULT_SEARCH_BUDGET, scanSearch } from './query/scan.js';
+import { parseSearchSettings } from './query/search.js';
 import type { Resource } from './resources.js';
 import type { Result } from './results.js';
 import { checkRow, type RowRule } from './rules.js';
@@ -45,19 +46,25 @@ export async function selectOutput(
     const all = await collect((await resource.storage.select(SELECT_ALL)).entities);
     return evaluateScanning(visible(all.map(toOutput), filter), q, {}, budget);
   }
+  const { meta } = q;
+  // A text search goes with the conditions to a storage that applies it (SQL).
+  const searching = resource.storage.searches === true && meta.search !== null && meta.searchRegex === null;
   // A predicate rule runs here, not in storage: storage then must not page.
-  const push = filter === null && pagingCanBePushedDown(q) && q.meta.offset >= 0;
+  const push = filter === null && pagingCanBePushedDown(searching ? { ...q, search: null } : q) && meta.offset >= 0;
   const request: SelectQuery = {
     conditions: q.conditions,
     predicate: q.predicate,
-    order: push && q.meta.order ? { locator: q.sourceOrder!, descending: q.meta.order.descending } : null,
-    offset: push ? q.meta.offset : 0,
-    limit: push ? q.meta.limit : -1,
+    order: push && meta.order ? { locator: q.sourceOrder!, descending: meta.order.descending } : null,
+    offset: push ? meta.offset : 0,
+    limit: push ? meta.limit : -1,
   };
+  if (searching) request.search = parseSearchSettings(meta.search!);
+  if (filter === null && meta.distinct && meta.select && !meta.add && !meta.rename && (q.search === null || searching))
+    request.distinct = meta.select;
   const result = await resource.storage.select(request);
   return evaluateScanning(
     visible(await collect(result.entities), filter),
-    q,
+    searching && result.conditionsApplied ? { ...q, search: null } : q,
     { conditionsApplied: result.conditionsApplied, pagingApplied: push && result.pagingApplied },
     budget,
   );

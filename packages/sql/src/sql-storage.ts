@@ -10,6 +10,7 @@ import {
 } from '@resourcery/core';
 import { sessionFor, type Session, type SqlClient } from './client.js';
 import { DeclaredIndexes } from './indexes.js';
+import { distinctKeys, searchSql } from './search-distinct.js';
 import { quoteTableName } from './table-name.js';
 import { Params, translateConditions, translateOrder, type ConditionsSql } from './translate.js';
 
@@ -97,6 +98,8 @@ function refusal(e: unknown): unknown {
  */
 export class SqlStorage implements Storage {
   readonly table: string;
+  /** Text search runs in SQL when it can be exact (search-distinct.ts). */
+  readonly searches = true;
   private readonly quoted: string;
   private readonly session: Session;
   private readonly create: boolean;
@@ -165,11 +168,20 @@ export class SqlStorage implements Storage {
     await this.ready();
     const params = this.params();
     const conditions = translateConditions(query.conditions, params);
+    if (query.search !== undefined) {
+      const search = searchSql(query.search, params);
+      if (search === null) conditions.exact = false;
+      else conditions.direct.push(search);
+    }
     const order = conditions.exact && query.order !== null ? translateOrder(query.order, params) : null;
     // A page is cut from the exact matches in the exact order, or not at all.
     const paging = conditions.exact && (query.order === null || order !== null) && query.offset >= 0;
+    // distinct: the first row of each group, when the groups can be formed on the table itself.
+    const groups =
+      conditions.exact && query.distinct !== undefined && params.columns.length === 0 ? distinctKeys(query.distinct, params) : null;
     const { from, alias } = scan(this.quoted, params, conditions, order === null);
-    let text = `SELECT ${alias}.id::text AS id, ${alias}.version::text AS version, ${alias}.body FROM ${from} ORDER BY ${order === null ? '' : `${order}, `}${alias}.id`;
+    const rowsOf = groups === null ? from : `${this.quoted} r WHERE r.id IN (SELECT min(r.id) FROM ${from} GROUP BY ${groups.join(', ')})`;
+    let text = `SELECT ${alias}.id::text AS id, ${alias}.version::text AS version, ${alias}.body FROM ${rowsOf} ORDER BY ${order === null ? '' : `${order}, `}${alias}.id`;
     // Never more than maxRows (+1, to tell a full result from a cut one) into memory.
     const capped = !(paging && query.limit >= 0 && query.limit <= this.maxRows);
     text += ` LIMIT (${params.add(String(capped ? this.maxRows + 1 : query.limit))})::bigint`;

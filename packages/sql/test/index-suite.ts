@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { createService, MemoryStorage, type Entity, type JsonSchema, type Service, type Storage } from '@resourcery/core';
 import { createSqlStorage, type SqlClient } from '@resourcery/sql';
-import { call, comparable, condition, OPERATORS, PEOPLE, VALUES } from './support';
+import { call, comparable, condition, OPERATORS, PEOPLE, recording, VALUES, type Applied } from './support';
 
 const INDEXES = ['Name', 'Age', 'Zip', 'Active', 'Born', 'Score', ['Age', 'Score']];
 const SCHEMA: JsonSchema = {
@@ -152,6 +152,95 @@ export function indexSuite(database: () => SqlClient, freshTable: () => string):
 
       expect((await call(sql, 'GET', "/Person/City='City 7'&Age=3/order_asc=Id&limit=1&select=Id")).json).toEqual([{ Id: 7 }]);
       expectIndexed(await plan());
+    });
+  });
+
+  describe('search and distinct in SQL', () => {
+    const TEXTS: Entity[] = [
+      ...CLEAN,
+      { Id: 20, Name: 'İstanbul', City: 'Kelvin \u212A', Note: 'say "hi"\\there' },
+      { Id: 21, Name: 'ANN 3', City: 'ann 3', Note: { a: 1, b: 2 } },
+      { Id: 22, Name: 'x', City: 'Oslo', Note: { b: 2, a: 1 } },
+      { Id: 23, City: 'Oslo', Note: 1 },
+      { Id: 24, City: null, Note: 1.5 },
+      { Id: 25, Note: '1' },
+    ];
+    const PATTERNS = [
+      'ann',
+      'ANN 3',
+      'ann%203,CS',
+      'i',
+      'k',
+      'İ',
+      'ı',
+      'K',
+      '"hi"',
+      '\\',
+      'oslo',
+      '"name":"ann"',
+      'ünï',
+      '😀',
+      '}',
+      'note,CS',
+      ':1,',
+    ];
+
+    test('search: answers as the service does; ASCII needles and case-sensitive ones run in SQL with the page', async () => {
+      const log: Applied[] = [];
+      const storage = createSqlStorage({ client: database(), table: freshTable() });
+      const spied = Object.assign(recording(storage, log), { searches: true });
+      const sql = service(spied, { indexes: ['Name', 'City'] });
+      expect((await call(sql, 'POST', '/Person', TEXTS)).status).toBe(201);
+      const memory = service(new MemoryStorage(structuredClone(TEXTS)));
+      for (const pattern of PATTERNS) {
+        const search = `search=${encodeURIComponent(pattern).replace(/%2C/g, ',')}`;
+        for (const uri of [
+          `/Person/_/${search}`,
+          `/Person/Id>2/${search}&order_desc=Name&limit=2`,
+          `/Person/_/${search}&offset=1&limit=1`,
+        ]) {
+          await expectSame(memory, sql, uri);
+        }
+      }
+      log.length = 0;
+      await call(sql, 'GET', '/Person/_/search=ann%203&limit=2');
+      await call(sql, 'GET', '/Person/_/search=ANN,CS&order_asc=Name&limit=2');
+      expect(log).toEqual([
+        { conditions: true, paging: true },
+        { conditions: true, paging: true },
+      ]);
+    });
+
+    test('distinct on indexed properties: first row of each group from SQL, answers as the service does', async () => {
+      let returned = 0;
+      const storage = createSqlStorage({ client: database(), table: freshTable() });
+      const counting: Storage = {
+        select: async (q) => {
+          const result = await storage.select(q);
+          returned += (result.entities as Entity[]).length;
+          return result;
+        },
+        write: (b) => storage.write(b),
+        useIndexes: (i) => storage.useIndexes(i),
+      };
+      const sql = service(counting, { indexes: ['Name', 'City', 'Note'] });
+      expect((await call(sql, 'POST', '/Person', TEXTS)).status).toBe(201);
+      const memory = service(new MemoryStorage(structuredClone(TEXTS)));
+      for (const meta of [
+        'select=City',
+        'select=city,Note',
+        'select=Note',
+        'select=Note&order_desc=Note',
+        'select=Name&limit=2',
+        'select=City,Age',
+      ]) {
+        await expectSame(memory, sql, `/Person/_/${meta}&distinct=true`);
+        await expectSame(memory, sql, `/Person/Id>3/${meta}&distinct=true`);
+      }
+      returned = 0;
+      await call(sql, 'GET', '/Person/_/select=City&distinct=true');
+      // One row per stored City value (missing and null apart), not one per entity.
+      expect(returned).toBe(new Set(TEXTS.map((e) => JSON.stringify(e.City))).size);
     });
   });
 

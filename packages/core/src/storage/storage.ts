@@ -18,6 +18,19 @@ export interface SelectQuery {
   /** With order: the page to return. offset >= 0; limit -1 means no limit. */
   offset: number;
   limit: number;
+  /**
+   * The `search` meta-condition, given only to storages with `searches: true`, which
+   * apply it together with the conditions (`conditionsApplied` then covers both) or
+   * report `conditionsApplied: false`. Order and page may come with it.
+   */
+  search?: { pattern: string; scope: Locator | null; caseSensitive: boolean };
+  /**
+   * With `distinct` and `select` (and nothing else reshaping the output): the selected
+   * locators. A hint: when it applied the conditions, a storage may return only the first
+   * entity (storage order) of each group with equal values at all of them; the service
+   * projects and applies distinct anyway.
+   */
+  distinct?: readonly Locator[];
 }
 
 export interface SelectResult {
@@ -38,6 +51,8 @@ export interface WriteBatch {
 
 export interface Storage {
   select(query: SelectQuery): Promise<SelectResult>;
+  /** Whether select applies SelectQuery.search (the service offers it only then). */
+  readonly searches?: boolean;
   /** Optional fast count; the service counts selected entities otherwise. */
   count?(query: Pick<SelectQuery, 'conditions' | 'predicate'>): Promise<number>;
   /** Applies the whole batch atomically; throws (changing nothing) when it cannot. */
