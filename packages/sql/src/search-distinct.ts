@@ -12,12 +12,16 @@ const ASCII = /^[\x00-\x7f]*$/;
  * text: for a needle that is ASCII once lower-cased, only ASCII letters and two other
  * characters can lower-case into a match, KELVIN SIGN (to `k`) and DOTTED CAPITAL I (to
  * `i` + U+0307), which are mapped first; lower() under "C" then folds ASCII alone.
+ * The search is applied with the conditions; ordering and paging stay exact.
  */
 export function searchSql(search: NonNullable<SelectQuery['search']>, params: Params): string | null {
   if (search.scope !== null || !storable(search.pattern)) return null;
   if (search.caseSensitive) return `strpos(r.body, ${params.add(search.pattern)}) > 0`;
   const needle = search.pattern.toLowerCase();
   if (!ASCII.test(needle)) return null;
+  // Without `k` and `i` in the needle only ASCII letters can match it, and ILIKE folds
+  // those in every locale (and a trigram index on body can serve it).
+  if (!/[ki]/.test(needle)) return `r.body ILIKE ${params.add(`%${needle.replace(/[\\%_]/g, '\\$&')}%`)}`;
   return `strpos(lower(replace(translate(r.body, chr(8490), 'k'), chr(304), 'i' || chr(775)) COLLATE "C"), ${params.add(needle)}) > 0`;
 }
 

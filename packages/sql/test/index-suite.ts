@@ -167,6 +167,10 @@ export function indexSuite(database: () => SqlClient, freshTable: () => string):
     ];
     const PATTERNS = [
       'ann',
+      'a_n',
+      '_',
+      '%',
+      'nn 3',
       'ANN 3',
       'ann%203,CS',
       'i',
