@@ -1,7 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import { createServer } from '@resourcery/node';
 import type { Service, ServiceOptions } from '@resourcery/core';
-import { call, serviceWithPeople } from './webhook-receiver';
+import { HeldOrigins, Origin } from '../src/origin';
+import { call, Receiver, serviceWithPeople } from './webhook-receiver';
 
 /**
  * One client request may cause a bounded number of local requests and webhook deliveries
@@ -77,6 +78,29 @@ describe('two webhooks feeding their own event', () => {
     expect(seen.inserted).toBe(1 + 256);
   });
 
+  test('remote deliveries count too: local requests and remote attempts together stop at the bound', async () => {
+    const receiver = await Receiver.start();
+    try {
+      const { seen, settled } = counted({ maxCausedRequests: 5 });
+      await echoHooks(1);
+      await call(service, 'POST', HOOKS, { Destination: `${receiver.url}/hook`, EventSelector: '/Person.Inserted' });
+      expect((await call(service, 'POST', '/Person', { Name: 'Echo' })).status).toBe(201);
+      expect(await settled()).toBe('idle');
+      // Every insert but the client's is a local request let through; every call the receiver got, a remote one.
+      expect(seen.inserted - 1 + receiver.calls.length).toBe(5);
+      expect(receiver.calls.length).toBeGreaterThan(0);
+      const log = (await call(service, 'GET', '/Service.Admin.WebhookLog')).body as Array<Record<string, unknown>>;
+      expect(log.filter((row) => row.Success)).toHaveLength(5);
+      // Each insert raised one local and one remote delivery; all but the 5 let through were refused.
+      const refused = log.filter((row) => !row.Success);
+      expect(refused).toHaveLength(2 * seen.inserted - 5);
+      for (const row of refused) expect(row).toMatchObject({ Status: 508, Error: expect.stringContaining('InfiniteLoopDetected') });
+      expect((await call(service, 'REPORT', '/Service.Admin.Error/ErrorCode=InfiniteLoopDetected')).body).toBe(1);
+    } finally {
+      await receiver.close();
+    }
+  });
+
   test('each client request has its own budget', async () => {
     const { seen, settled } = counted({ maxCausedRequests: 6 });
     await echoHooks(2);
@@ -121,6 +145,31 @@ describe('legitimate chains below the bound', () => {
     expect(refused.status).toBe(400);
     expect(refused.body.Message).toMatch(/answered 508/);
     expect((await call(service, 'REPORT', '/Service.Admin.Error/ErrorCode=InfiniteLoopDetected')).body).toBe(1);
+  });
+});
+
+describe('outbox messages share their origin', () => {
+  test('messages of one origin share one count; one read back from storage goes on from its written count; the last release lets go', () => {
+    const held = new HeldOrigins();
+    const live = new Origin('org_1');
+    live.caused = 3;
+    const a = held.hold('msg_a', 'org_1', 3, live);
+    expect(a).toBe(live);
+    // Written by an earlier run with a higher count: that count wins.
+    const b = held.hold('msg_b', 'org_1', 5);
+    expect(b).toBe(live);
+    expect(live.caused).toBe(5);
+    expect(held.hold('msg_a', 'org_1', 0)).toBe(live);
+    held.release('msg_a');
+    expect(held.of('msg_b')).toBe(live);
+    held.release('msg_b');
+    expect(held.of('msg_b')).toBeUndefined();
+    // Another message of that origin, after a restart: a fresh origin with the written count.
+    const again = held.hold('msg_c', 'org_1', 7);
+    expect(again).not.toBe(live);
+    expect([again.id, again.caused]).toEqual(['org_1', 7]);
+    expect(again.take(8)).toBe(true);
+    expect(again.take(8)).toBe(false);
   });
 });
 
