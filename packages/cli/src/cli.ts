@@ -29,13 +29,14 @@ async function main(argv: string[]): Promise<void> {
     case 'import': {
       // Loaded here, not above: --help, --version and usage errors answer without loading the service.
       const { importFile, openDatabase } = await import('./database.js');
+      const { inferKey } = await import('./serve.js');
       const db = await openDatabase(command.options.database);
       try {
-        const done = await importFile(command.options.file, db);
+        const done = await importFile(command.options.file, db, inferKey);
         for (const { name, count } of done) process.stdout.write(`${name}: ${count} entit${count === 1 ? 'y' : 'ies'}\n`);
-        process.stdout.write(
-          `Imported ${command.options.file} into ${db.label}. Serve it with: resourcery serve ${command.options.database}\n`,
-        );
+        // The label, not the URL as typed: output ends up in logs, so the password is never printed.
+        const hidden = db.label !== command.options.database ? ' (your password in place of ***)' : '';
+        process.stdout.write(`Imported ${command.options.file} into ${db.label}. Serve it with: resourcery serve ${db.label}${hidden}\n`);
       } finally {
         await db.close();
       }

@@ -1,6 +1,7 @@
 import type { Entity, SelectQuery, Storage } from '@resourcery/core';
 import { createSqlStorage, openPglite, tableNameFor, type SqlClient } from '@resourcery/sql';
 import { FileStore } from './file-store.js';
+import { redact } from './redact.js';
 
 /** A database the CLI serves from or imports into: `postgres://...` or `pglite:DIR`. */
 export interface Database {
@@ -15,6 +16,8 @@ export interface CatalogEntry {
   name: string;
   /** Imported from a top-level object: one entity. */
   singular: boolean;
+  /** The key inferred from the file at import (`id`), so `/posts/1` works as it did on the file. */
+  key?: string;
 }
 
 /**
@@ -54,13 +57,15 @@ export async function openDatabase(source: string): Promise<Database> {
       throw new Error(`cannot connect to ${label}: ${(e as Error).message}`);
     }
   }
-  await client.query(`CREATE TABLE IF NOT EXISTS ${CATALOG} (name text PRIMARY KEY, singular boolean NOT NULL DEFAULT false)`);
+  await client.query(`CREATE TABLE IF NOT EXISTS ${CATALOG} (name text PRIMARY KEY, singular boolean NOT NULL DEFAULT false, key text)`);
+  // A catalog written before keys were kept gains the column (its resources have no key).
+  await client.query(`ALTER TABLE ${CATALOG} ADD COLUMN IF NOT EXISTS key text`);
   return { client, label, close, storage: (name) => createSqlStorage({ client, table: tableNameFor(name) }) };
 }
 
 export async function catalog(db: Database): Promise<CatalogEntry[]> {
-  const { rows } = await db.client.query(`SELECT name, singular FROM ${CATALOG} ORDER BY name`);
-  return rows.map((r) => ({ name: String(r.name), singular: r.singular === true }));
+  const { rows } = await db.client.query(`SELECT name, singular, key FROM ${CATALOG} ORDER BY name`);
+  return rows.map((r) => ({ name: String(r.name), singular: r.singular === true, key: typeof r.key === 'string' ? r.key : undefined }));
 }
 
 /**
@@ -68,7 +73,11 @@ export async function catalog(db: Database): Promise<CatalogEntry[]> {
  * webhooks) into tables of the database. Refuses, changing nothing, when a resource
  * already holds entities there, so an import never doubles data.
  */
-export async function importFile(file: string, db: Database): Promise<Array<{ name: string; count: number }>> {
+export async function importFile(
+  file: string,
+  db: Database,
+  keyOf: (entities: readonly Entity[]) => string | undefined = () => undefined,
+): Promise<Array<{ name: string; count: number }>> {
   // Read only: a server may be running on the file (its journal is replayed in memory, not written back).
   const store = await FileStore.load(file, { writable: false });
   const known = new Set((await catalog(db)).map((e) => e.name.toLowerCase()));
@@ -82,9 +91,10 @@ export async function importFile(file: string, db: Database): Promise<Array<{ na
   for (const name of names) {
     const entities = store.resources.get(name)!.all() as Entity[];
     if (entities.length > 0) await db.storage(name).write({ insert: entities.slice() });
+    const singular = store.singular.has(name);
     await db.client.query(
-      `INSERT INTO ${CATALOG} (name, singular) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET singular = EXCLUDED.singular`,
-      [name, store.singular.has(name)],
+      `INSERT INTO ${CATALOG} (name, singular, key) VALUES ($1, $2, $3) ON CONFLICT (name) DO UPDATE SET singular = EXCLUDED.singular, key = EXCLUDED.key`,
+      [name, singular, singular ? null : (keyOf(entities) ?? null)],
     );
     done.push({ name, count: entities.length });
   }
@@ -108,8 +118,4 @@ async function countOf(storage: Storage): Promise<number> {
 /** Adds a resource to the catalog (a config file may declare resources the catalog lacks). */
 export async function addToCatalog(db: Database, name: string): Promise<void> {
   await db.client.query(`INSERT INTO ${CATALOG} (name) VALUES ($1) ON CONFLICT (name) DO NOTHING`, [name]);
-}
-
-function redact(url: string): string {
-  return url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
 }

@@ -18,6 +18,7 @@ import { ConfigError, type CliConfig } from './config.js';
 import type { Database } from './database.js';
 import { FileStore, type FileStoreOptions } from './file-store.js';
 import { staticFiles } from './static-files.js';
+import { redact } from './redact.js';
 
 export { parseServeArgs, USAGE, type ServeOptions } from './args.js';
 
@@ -186,7 +187,16 @@ async function createDatabaseService(options: SourceOptions & { file: string }, 
     for (const name of Object.keys(config.resources ?? {})) await addToCatalog(db, name);
     const resources = await catalog(db);
     const service = createService(serviceOptions(options, config, (name) => db.storage(name)));
-    addResources(service, resources, (name) => db.storage(name), config, options.readOnly ?? false);
+    // The key inferred from the file at import, as serving the file would infer it.
+    const keys = new Map(resources.map((r) => [r.name, r.key]));
+    addResources(
+      service,
+      resources,
+      (name) => db.storage(name),
+      config,
+      options.readOnly ?? false,
+      (name) => keys.get(name),
+    );
     return { service, db, resources };
   } catch (e) {
     await db.close().catch(() => undefined);
@@ -268,7 +278,7 @@ function listenError(e: NodeJS.ErrnoException, options: ServeOptions): Error {
 
 /** What `serve` prints once listening: the URL first (the conformance kit reads it), then each resource. */
 export function banner(served: Pick<Served, 'url' | 'resources'>, options: ServeOptions, config: CliConfig, version: string): string {
-  const lines = [`Resourcery ${version} is serving ${options.file} at ${served.url}`];
+  const lines = [`Resourcery ${version} is serving ${redact(options.file)} at ${served.url}`];
   if (options.quiet) return `${lines[0]}\n`;
   lines.push('', 'Resources:');
   const width = Math.max(0, ...served.resources.map((r) => r.name.length));
