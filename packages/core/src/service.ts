@@ -220,16 +220,22 @@ export class Service {
   }
 
   /**
-   * The answer to a request one origin caused past `maxCausedRequests`: 508
-   * InfiniteLoopDetected. Only the first refusal of an origin makes an Error record (and
-   * tells onError); later ones link to it, so a runaway loop cannot flush the records.
+   * The answer to a request one origin caused past `maxCausedRequests` (or, given, past
+   * another loop limit): 508 InfiniteLoopDetected. Only the first refusal of an origin makes
+   * an Error record (and tells onError); later ones link to it, so a runaway loop cannot
+   * flush the records.
    */
-  async refusal(request: PlainRequest, origin: Origin, depth: number, context?: unknown): Promise<PlainResponse> {
-    const ctx = new RequestContext(request, this.options.maxBodyBytes, depth, context, origin);
-    const error = new ServiceError(
+  async refusal(
+    request: PlainRequest,
+    origin: Origin,
+    depth: number,
+    context?: unknown,
+    error = new ServiceError(
       'InfiniteLoopDetected',
       `One client request caused more than ${this.options.maxCausedRequests} local requests and webhook deliveries (${origin.id}): the rest are stopped (service option maxCausedRequests)`,
-    );
+    ),
+  ): Promise<PlainResponse> {
+    const ctx = new RequestContext(request, this.options.maxBodyBytes, depth, context, origin);
     if (origin.refusal !== undefined) return this.errorResponse(ctx, error, origin.refusal);
     let link!: (value: string | undefined) => void;
     origin.refusal = new Promise((resolve) => (link = resolve));

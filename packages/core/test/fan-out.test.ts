@@ -113,6 +113,26 @@ describe('two webhooks feeding their own event', () => {
   });
 });
 
+describe('one webhook feeding its own event', () => {
+  test('stops at the depth limit (16), logged with 508 InfiniteLoopDetected and recorded in the Error resource', async () => {
+    const { seen, settled } = counted({});
+    await echoHooks(1);
+    expect((await call(service, 'POST', '/Person', { Name: 'Echo' })).status).toBe(201);
+    expect(await settled()).toBe('idle');
+    expect(seen.inserted).toBe(1 + 16);
+    const refused = (await call(service, 'GET', '/Service.Admin.WebhookLog/Success=false')).body as Array<Record<string, unknown>>;
+    expect(refused).toEqual([
+      expect.objectContaining({ Status: 508, Attempt: 1, Error: expect.stringMatching(/InfiniteLoopDetected.*nested more than 16/) }),
+    ]);
+    const errors = (await call(service, 'GET', '/Service.Admin.Error/ErrorCode=InfiniteLoopDetected')).body as Array<
+      Record<string, unknown>
+    >;
+    expect(errors).toEqual([
+      expect.objectContaining({ Method: 'POST', Uri: '/Person', Message: 'Local requests nested more than 16 deep' }),
+    ]);
+  });
+});
+
 describe('legitimate chains below the bound', () => {
   test('a chain of webhooks (Person -> Audit -> Archive) and a fan-out of 3 complete fully', async () => {
     const { settled } = counted({ maxCausedRequests: 8 });

@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import type { PlainResponse } from '../http/types.js';
+import { ServiceError } from '../errors.js';
 import { HeldOrigins, Origin } from '../origin.js';
 import type { Service } from '../service.js';
 import { outgoingFetch, refusedResolved } from './guard.js';
@@ -258,21 +259,17 @@ export class DeliveryWorker {
       timer = setTimeout(() => reject(new Error(`Timed out after ${this.options.timeoutMs} ms`)), this.options.timeoutMs);
       timer.unref();
     });
+    const request = { method: webhook.Method, uri: webhook.Destination, headers, body };
     try {
-      const request = this.service.handleLocal(
-        { method: webhook.Method, uri: webhook.Destination, headers, body },
-        message.Depth + 1,
-        undefined,
-        origin,
-      );
-      const response = await Promise.race([request, timeout]);
+      const response = await Promise.race([this.service.handleLocal(request, message.Depth + 1, undefined, origin), timeout]);
       if (response.status === 508) return loopStopped(response);
       const text = (await collectBody(response.body)).toString('utf8');
       return outcomeOf(response.status, text);
     } catch (e) {
-      const error = e as Error;
-      // A loop of local webhooks only gets deeper on every retry.
-      return { status: null, success: false, error: error.message, final: /nested more than/.test(error.message) };
+      // Past the depth limit: answered and recorded as a refusal past the count is.
+      if (ServiceError.is(e) && e.code === 'InfiniteLoopDetected')
+        return loopStopped(await this.service.refusal(request, origin, message.Depth + 1, undefined, e));
+      return { status: null, success: false, error: (e as Error).message };
     } finally {
       clearTimeout(timer);
     }
