@@ -1,5 +1,9 @@
 import { createService, type Service } from '@resourcery/core';
+import { storageContract } from '../../packages/core/test/storage-contract';
 import { MapStorage } from './map-storage';
+
+// The documented example passes the same contract suite as the project's own storages.
+storageContract('MapStorage (docs/storage.md)', () => new MapStorage('Id'));
 
 const HEADERS = { accept: 'application/json;raw=true', 'content-type': 'application/json' };
 let service: Service;
@@ -13,6 +17,7 @@ beforeEach(() => {
   service = createService();
   service.addResource({
     name: 'Product',
+    key: 'Sku',
     storage: new MapStorage('Sku', [
       { Sku: 'A-1', Name: 'Anvil', Price: 120 },
       { Sku: 'B-2', Name: 'Bucket', Price: 8 },
@@ -41,12 +46,16 @@ describe('writes are all-or-nothing', () => {
       { Sku: 'D-4', Name: 'Drill' },
       { Sku: 'A-1', Name: 'Axe' },
     ]);
-    expect([res.status, res.json.ErrorCode, res.json.Data]).toEqual([400, 'InvalidResourceEntity', { Sku: '"A-1" is taken' }]);
+    expect([res.status, res.json.ErrorCode, res.json.Message]).toEqual([
+      409,
+      'Conflict',
+      'Another entity already has the key ["A-1"]; nothing was written',
+    ]);
     expect((await call('REPORT', '/Product')).json).toBe(3);
   });
 
   test('an update that moves an entity onto a taken key changes nothing', async () => {
-    expect((await call('PATCH', '/Product/Sku=B-2', { Sku: 'C-3' })).status).toBe(400);
+    expect((await call('PATCH', '/Product/Sku=B-2', { Sku: 'C-3' })).status).toBe(409);
     expect((await call('GET', '/Product/Sku=B-2/select=Name')).json).toEqual([{ Name: 'Bucket' }]);
   });
 

@@ -191,6 +191,8 @@ export class FileStore {
     return {
       select: (query: SelectQuery): Promise<SelectResult> => map.get(key)!.select(query),
       count: (query) => map.get(key)!.count(query),
+      // Stamps are shared by every MemoryStorage, so the durable copy's are the pending copy's too.
+      stamp: (entity) => map.get(key)!.stamp(entity),
       write: (batch: WriteBatch) => this.write(map, key, batch),
     };
   }

@@ -162,30 +162,12 @@ export function changeOf(key: string, before: readonly Entity[], batch: WriteBat
   const updates = batch.update ?? [];
   const deletes = batch.delete ?? [];
   if (updates.length > 0 || deletes.length > 0) {
-    // A target is the stored entity itself, or (storage contract v2) an object addressing it as `entity`.
-    const candidates = (target: Entity): Entity[] =>
-      target.entity !== null && typeof target.entity === 'object' ? [target, target.entity as Entity] : [target];
-    const wanted = new Set<Entity>([...updates.flatMap((u) => candidates(u.target)), ...deletes.flatMap(candidates)]);
+    const targets = new Set<Entity>([...updates.map((u) => u.target.entity), ...deletes.map((t) => t.entity)]);
     const position = new Map<Entity, number>();
-    for (let i = 0; i < before.length; i++) if (wanted.has(before[i])) position.set(before[i], i);
-    const locate = (target: Entity): [number, Entity] | null => {
-      const found = candidates(target).find((c) => position.has(c));
-      return found === undefined ? null : [position.get(found)!, found];
-    };
-    const u: Array<[number, Entity, Entity]> = [];
-    for (const { target, value } of updates) {
-      const at = locate(target);
-      if (at === null) return null;
-      u.push([at[0], at[1], value]);
-    }
-    const d: Array<[number, Entity]> = [];
-    for (const target of deletes) {
-      const at = locate(target);
-      if (at === null) return null;
-      d.push(at);
-    }
-    if (u.length > 0) change.u = u;
-    if (d.length > 0) change.d = d;
+    for (let i = 0; i < before.length && position.size < targets.size; i++) if (targets.has(before[i])) position.set(before[i], i);
+    if (position.size < targets.size) return null;
+    if (updates.length > 0) change.u = updates.map((u) => [position.get(u.target.entity)!, u.target.entity, u.value]);
+    if (deletes.length > 0) change.d = deletes.map((t) => [position.get(t.entity)!, t.entity]);
   }
   if (batch.insert?.length) change.a = batch.insert;
   return change;

@@ -6,7 +6,7 @@ import type { RequestContext } from './http/context.js';
 import type { ErrorBody } from './results.js';
 import type { Entity } from './query/conditions.js';
 import { Locator } from './query/locator.js';
-import type { Storage } from './storage/storage.js';
+import { targetOf, type Storage } from './storage/storage.js';
 
 export const ERROR_RESOURCE = 'Service.Admin.Error';
 
@@ -83,7 +83,7 @@ export class ErrorRecords {
     });
     const oldest: Entity[] = [];
     for await (const e of entities as AsyncIterable<Entity>) oldest.push(e);
-    await this.storage.write({ delete: oldest.slice(0, excess) });
+    await this.storage.write({ delete: oldest.slice(0, excess).map((e) => targetOf(this.storage, e)) });
     this.stored -= Math.min(excess, oldest.length);
   }
 }

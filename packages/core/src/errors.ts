@@ -28,6 +28,7 @@ const STATUS = {
   MethodNotAllowed: 405,
   NotAcceptable: 406,
   Conflict: 409,
+  PreconditionFailed: 412,
   PayloadTooLarge: 413,
   UnsupportedContent: 415,
   Unknown: 500,

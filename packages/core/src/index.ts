@@ -43,15 +43,20 @@ export type { JsonSchema } from './query/schema-types.js';
 export { MemoryStorage } from './storage/memory.js';
 export { ComputedStorage } from './storage/computed.js';
 export {
+  keyValues,
   SELECT_ALL,
-  type Storage,
+  targetOf,
+  type IndexedProperty,
   type SelectQuery,
   type SelectResult,
-  type WriteBatch,
+  type Stamp,
+  type Storage,
   type StorageIndex,
-  type IndexedProperty,
+  type Target,
+  type WriteBatch,
 } from './storage/storage.js';
 export type { IndexDefinition } from './indexes.js';
+export { checkVersions, entityVersion } from './storage/version.js';
 export type { EventPayload, RaiseOptions } from './events.js';
 export { Webhooks } from './webhooks/webhooks.js';
 export { DEFAULT_RETRY_SCHEDULE, retryDelay, sign as signWebhook, type WebhookOptions } from './webhooks/delivery.js';

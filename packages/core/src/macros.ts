@@ -137,7 +137,7 @@ export class Macros {
       };
       const { entities } = await storage.select(SELECT_ALL);
       for await (const e of entities as AsyncIterable<Entity>) add(e, 1);
-      for (const e of [...(batch.delete ?? []), ...(batch.update ?? []).map((u) => u.target)]) add(e, -1);
+      for (const t of [...(batch.delete ?? []), ...(batch.update ?? []).map((u) => u.target)]) add(t.entity, -1);
       const written = [...(batch.insert ?? []), ...(batch.update ?? []).map((u) => u.value)];
       for (const e of written) add(e, 1);
       const twice = written.find((e) => counts.get(String(e.Name).toLowerCase())! > 1);
@@ -154,6 +154,7 @@ export class Macros {
     };
     if (storage.count) guarded.count = (query) => storage.count!(query);
     if (storage.useIndexes) guarded.useIndexes = (indexes) => storage.useIndexes!(indexes);
+    if (storage.stamp) guarded.stamp = (entity) => storage.stamp!(entity);
     return guarded;
   }
 

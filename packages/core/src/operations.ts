@@ -10,7 +10,8 @@ import { parseSearchSettings } from './query/search.js';
 import type { Resource } from './resources.js';
 import type { Result } from './results.js';
 import { checkRow, type RowRule } from './rules.js';
-import { SELECT_ALL, type SelectQuery } from './storage/storage.js';
+import { keyValues, SELECT_ALL, targetOf, type SelectQuery } from './storage/storage.js';
+import { checkVersions, entityVersion } from './storage/version.js';
 
 /** What operations need from the service. */
 export interface OperationContext {
@@ -28,6 +29,11 @@ export interface OperationContext {
   caller: Caller;
   /** The rows the caller may see and change; its conditions are already in `query`. */
   rows: RowRule | null;
+  /**
+   * If-Match of PUT, PATCH and DELETE: the entity versions (`entityVersion`, an ETag's
+   * value) the write may change, or `*`; any other is 412 PreconditionFailed.
+   */
+  ifMatch?: readonly string[];
 }
 
 export type Operation = (op: OperationContext) => Promise<Result>;
@@ -38,6 +44,7 @@ export async function selectOutput(
   q: CompiledQuery,
   rows: RowRule | null = null,
   budget = DEFAULT_SEARCH_BUDGET,
+  origin?: Origin,
 ): Promise<Entity[]> {
   const toOutput = resource.definition.toOutput;
   const filter = rows?.filter ?? null;
@@ -45,6 +52,17 @@ export async function selectOutput(
     // Conditions see what clients see, so a hidden property (a secret) cannot be probed.
     const all = await collect((await resource.storage.select(SELECT_ALL)).entities);
     return evaluateScanning(visible(all.map(toOutput), filter), q, {}, budget);
+  }
+  if (origin !== undefined && q.project !== null) {
+    const project = q.project;
+    q = {
+      ...q,
+      project: (e) => {
+        origin.projected++;
+        origin.stored = e;
+        return project(e);
+      },
+    };
   }
   const { meta } = q;
   // A text search goes with the conditions to a storage that applies it (SQL).
@@ -119,10 +137,29 @@ async function collect(entities: Iterable<Entity> | AsyncIterable<Entity>): Prom
 const get: Operation = async ({ resource, query, rows, caller, searchBudget }) => {
   const { beforeRead, afterRead } = resource.hooks;
   if (beforeRead) await beforeRead(caller);
-  let entities = await selectOutput(resource, query, rows, searchBudget);
+  const origin: Origin = { projected: 0 };
+  let entities = await selectOutput(resource, query, rows, searchBudget, origin);
+  const version = entities.length === 1 ? versionOfOutput(resource, query, entities[0], origin) : undefined;
   if (afterRead) entities = (await afterRead(entities, caller)) ?? entities;
-  return { kind: 'entities', entities };
+  return version !== undefined && entities.length === 1 ? { kind: 'entities', entities, version } : { kind: 'entities', entities };
 };
+
+/** Which stored entity a projected output came from: the last one projected, and how many were. */
+interface Origin {
+  projected: number;
+  stored?: Entity;
+}
+
+/**
+ * The version of the one stored entity a GET answered with (its ETag): the output itself
+ * when unprojected, else the one entity projected; undefined when that cannot be told
+ * (distinct, a toOutput hook, or an order on an output property that projected several).
+ */
+function versionOfOutput(resource: Resource, q: CompiledQuery, output: Entity, origin: Origin): string | undefined {
+  if (q.meta.distinct || resource.definition.toOutput) return undefined;
+  if (q.project === null) return entityVersion(resource.storage, output);
+  return origin.projected === 1 ? entityVersion(resource.storage, origin.stored!) : undefined;
+}
 
 const report: Operation = async ({ resource, query, rows, caller, searchBudget }) => {
   if (resource.hooks.beforeRead) await resource.hooks.beforeRead(caller);
@@ -154,12 +191,13 @@ async function insert(op: OperationContext, entities: Entity[]): Promise<Result>
   if (resource.key) await fillKeys(resource.key, resource.schema, resource.storage, entities);
   const stored: Entity[] = [];
   for (const e of entities) stored.push(await prepare(op, e));
-  if (resource.key) await checkUnique(resource.name, resource.key, resource.storage, stored);
+  // A storage that declares keys enforces them atomically (across instances); for others the service checks.
+  if (resource.key && !resource.storage.declareKey) await checkUnique(resource.name, resource.key, resource.storage, stored);
   await resource.storage.write({ insert: stored });
   await resource.definition.afterWrite?.();
   await resource.hooks.afterInsert?.(stored, op.caller);
   await op.changed('Inserted', stored);
-  return { kind: 'change', data: stored.map((e) => resource.output(e)), inserted: stored.length };
+  return { kind: 'change', data: stored.map((e) => resource.output(e)), inserted: stored.length, ...versionOf(resource, stored) };
 }
 
 async function update(op: OperationContext, pairs: Array<{ target: Entity; patch: Entity }>): Promise<Entity[]> {
@@ -167,7 +205,10 @@ async function update(op: OperationContext, pairs: Array<{ target: Entity; patch
   const updates: Array<{ target: Entity; value: Entity }> = [];
   for (const { target, patch } of pairs) updates.push({ target, value: await prepare(op, merge(target, patch), target) });
   if (updates.length === 0) return [];
-  await resource.storage.write({ update: updates });
+  await checkChangedKeys(resource, updates);
+  await resource.storage.write({
+    update: updates.map((u) => ({ target: targetOf(resource.storage, u.target, resource.key), value: u.value })),
+  });
   await resource.definition.afterWrite?.();
   const values = updates.map((u) => u.value);
   await resource.hooks.afterUpdate?.(values, op.caller);
@@ -175,11 +216,33 @@ async function update(op: OperationContext, pairs: Array<{ target: Entity; patch
   return values;
 }
 
+/**
+ * For a storage that does not enforce keys (no declareKey): 409 when an update gives an
+ * entity a key another has. Within one process only, like checkUnique.
+ */
+async function checkChangedKeys(resource: Resource, updates: Array<{ target: Entity; value: Entity }>): Promise<void> {
+  const key = resource.key;
+  if (key === null || resource.storage.declareKey) return;
+  const moved = updates.filter((u) => JSON.stringify(keyValues(u.target, key)) !== JSON.stringify(keyValues(u.value, key)));
+  if (moved.length > 0)
+    await checkUnique(
+      resource.name,
+      key,
+      resource.storage,
+      moved.map((u) => u.value),
+    );
+}
+
 /** A change applied to an entity; property names match case-insensitively, so `name` updates `Name`. */
 function merge(entity: Entity, change: Entity): Entity {
   const out: Entity = { ...entity };
   for (const key of Object.keys(change)) out[findKey(entity, key) ?? key] = change[key];
   return out;
+}
+
+/** `{ version }` of the one entity a write stored, for its ETag; nothing for several. */
+function versionOf(resource: Resource, stored: Entity[]): { version?: string } {
+  return stored.length === 1 ? { version: entityVersion(resource.storage, stored[0]) } : {};
 }
 
 function single(entities: Entity[], method: string): Entity {
@@ -205,6 +268,7 @@ const put: Operation = async (op) => {
   const matches = await selectTargets(op.resource, op.query, op.rows, op.searchBudget);
   if (matches.length > 1)
     throw new ServiceError('AmbiguousMatch', `PUT matched ${matches.length} entities; it inserts or updates exactly one`);
+  checkVersions(op.resource.storage, op.ifMatch, matches);
   if (matches.length === 0) {
     // Fill the properties the conditions fix (`/Product/Sku=C-1`) when the body leaves them out.
     // The schema's spelling of the property wins over the locator's (locators are case-insensitive).
@@ -216,27 +280,29 @@ const put: Operation = async (op) => {
     return insert(op, [{ ...filled, ...entity }]);
   }
   const data = await update(op, [{ target: matches[0], patch: entity }]);
-  return { kind: 'change', data: data.map((e) => op.resource.output(e)), updated: data.length };
+  return { kind: 'change', data: data.map((e) => op.resource.output(e)), updated: data.length, ...versionOf(op.resource, data) };
 };
 
 const patch: Operation = async (op) => {
   const body = single(await op.input(), 'PATCH');
   const matches = await selectTargets(op.resource, op.query, op.rows, op.searchBudget);
   guardMany(matches.length, 'PATCH', op.query.meta.unsafe);
+  checkVersions(op.resource.storage, op.ifMatch, matches);
   const data = await update(
     op,
     matches.map((target) => ({ target, patch: body })),
   );
-  return { kind: 'change', data: data.map((e) => op.resource.output(e)), updated: data.length };
+  return { kind: 'change', data: data.map((e) => op.resource.output(e)), updated: data.length, ...versionOf(op.resource, data) };
 };
 
 const del: Operation = async (op) => {
   const { resource } = op;
   const matches = await selectTargets(resource, op.query, op.rows, op.searchBudget);
   guardMany(matches.length, 'DELETE', op.query.meta.unsafe);
+  checkVersions(resource.storage, op.ifMatch, matches);
   if (matches.length > 0) {
     if (resource.hooks.beforeDelete) await resource.hooks.beforeDelete(matches, op.caller);
-    await resource.storage.write({ delete: matches });
+    await resource.storage.write({ delete: matches.map((e) => targetOf(resource.storage, e, resource.key)) });
     await resource.definition.afterWrite?.();
     await resource.hooks.afterDelete?.(matches, op.caller);
     await op.changed('Deleted', matches);
@@ -298,7 +364,12 @@ async function safepost(op: OperationContext, entities: Entity[]): Promise<Resul
     }
   }
   const updated = [...updates].map(([target, value]) => ({ target, value }));
-  await resource.storage.write({ insert: inserts, update: updated });
+  if (resource.key && !resource.storage.declareKey) await checkUnique(resource.name, resource.key, resource.storage, inserts);
+  await checkChangedKeys(resource, updated);
+  await resource.storage.write({
+    insert: inserts,
+    update: updated.map((u) => ({ target: targetOf(resource.storage, u.target, resource.key), value: u.value })),
+  });
   if (inserts.length || updated.length) await resource.definition.afterWrite?.();
   if (inserts.length) await resource.hooks.afterInsert?.(inserts, op.caller);
   if (updated.length)
@@ -327,6 +398,15 @@ function retryOnConflict(operation: Operation, attempts = 3): Operation {
   };
 }
 
+/**
+ * A conditional write (If-Match) on a storage without stamps cannot have the storage
+ * check the version atomically: it runs one at a time per resource instead, so no other
+ * write of this process comes between the version check and the write.
+ */
+function conditional(operation: Operation): Operation {
+  return (op) => (op.ifMatch !== undefined && !op.resource.storage.stamp ? op.resource.exclusive(() => operation(op)) : operation(op));
+}
+
 export const OPERATIONS: Record<string, Operation> = {
   GET: get,
   HEAD: get,
@@ -337,6 +417,6 @@ export const OPERATIONS: Record<string, Operation> = {
     await op.input();
     return op.resource.exclusive(() => put(op));
   }),
-  PATCH: retryOnConflict(patch),
-  DELETE: retryOnConflict(del),
+  PATCH: retryOnConflict(conditional(patch)),
+  DELETE: retryOnConflict(conditional(del)),
 };

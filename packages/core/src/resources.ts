@@ -124,6 +124,7 @@ export class Resource {
     this.storage = definition.storage ?? new MemoryStorage();
     this.schema = jsonSchemaOf(definition.schema);
     if (definition.indexes?.length) this.storage.useIndexes?.(resolveIndexes(definition.indexes, definition.name, this.schema));
+    if (this.key !== null) this.storage.declareKey?.(this.key);
     this.raisesEvents = definition.events ?? options.events;
     this.validator = validatorOf(this.name, definition.schema, options.ajv);
     this.hooks = definition.hooks ?? {};

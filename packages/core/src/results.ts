@@ -2,12 +2,15 @@ import type { Entity } from './query/conditions.js';
 
 /** What an operation produced, before a content type writes it. */
 export type Result =
-  /** GET: the selected entities (an async iterable when streamed from storage). */
-  | { kind: 'entities'; entities: Entity[] }
+  /**
+   * GET: the selected entities (an async iterable when streamed from storage). `version`
+   * (here and on a change of one entity): the stored entity's version, for an ETag.
+   */
+  | { kind: 'entities'; entities: Entity[]; version?: string }
   /** REPORT: how many entities the GET would select. */
   | { kind: 'count'; count: number }
   /** POST, PUT, PATCH, DELETE. */
-  | { kind: 'change'; data: Entity[]; inserted?: number; updated?: number; deleted?: number }
+  | { kind: 'change'; data: Entity[]; inserted?: number; updated?: number; deleted?: number; version?: string }
   /** A body produced elsewhere and passed through as-is (e.g. a Destination's answer). */
   | { kind: 'passthrough'; status: number; headers: Record<string, string>; body: Uint8Array | string | null };
 

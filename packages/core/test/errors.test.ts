@@ -398,6 +398,8 @@ describe('every ErrorCode maps to the status DESIGN 5 documents', () => {
     NotAcceptable: 406,
     // Not in DESIGN 5's subset; added the same way for writes that lose a race.
     Conflict: 409,
+    // If-Match on a write whose entity changed (DESIGN 13).
+    PreconditionFailed: 412,
     PayloadTooLarge: 413,
     UnsupportedContent: 415,
     Unknown: 500,

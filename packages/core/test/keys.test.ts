@@ -115,7 +115,7 @@ describe('keys are unique', () => {
       ],
     });
     expect(r.status).toBe(409);
-    expect(r.json.Message).toMatch(/already has an entity with the key Id=7/);
+    expect(r.json.Message).toMatch(/already has the key Id=7/);
     expect((await call(service, 'REPORT', '/Person', { headers: RAW })).json).toBe(2);
   });
 

@@ -503,7 +503,10 @@ describe('macros on a storage that hands out fresh objects on every select (like
       write: (batch) =>
         inner.write({
           ...batch,
-          update: batch.update?.map((u) => ({ target: inner.all().find((e) => e.Name === u.target.Name)!, value: u.value })),
+          update: batch.update?.map((u) => ({
+            target: { entity: inner.all().find((e) => e.Name === u.target.entity.Name)! },
+            value: u.value,
+          })),
         }),
     };
     const db = createService({ adminStorage: (name) => (name === 'Service.Admin.Macro' ? fresh : undefined) });

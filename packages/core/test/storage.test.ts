@@ -7,6 +7,7 @@ import {
   type Entity,
   type SelectQuery,
   type Storage,
+  type Target,
 } from '@resourcery/core';
 import { compile } from './query-support';
 
@@ -22,6 +23,11 @@ function query(conditions = '_', paging: Partial<Pick<SelectQuery, 'order' | 'of
   const q = compile(conditions);
   return { conditions: q.conditions, predicate: q.predicate, order: null, offset: 0, limit: -1, ...paging };
 }
+
+/** A write target as the service makes it: the entity as select returned it, with its stamp. */
+const t = (storage: MemoryStorage, entity: Entity): Target => ({ entity, stamp: storage.stamp(entity) });
+/** A target without a stamp (a storage wrapper that does not pass stamps on): found by the object itself. */
+const bare = (entity: Entity): Target => ({ entity });
 
 const order = (locator: string, descending = false) => ({ locator: new Locator(locator), descending });
 
@@ -98,7 +104,7 @@ describe('MemoryStorage.write: inserts append, updates keep positions, deletes r
   test('an update replaces the entity at its position', async () => {
     const storage = new MemoryStorage(seed());
     const target = storage.all()[1];
-    await storage.write({ update: [{ target, value: { Id: 2, Name: 'Bob', Age: 26 } }] });
+    await storage.write({ update: [{ target: t(storage, target), value: { Id: 2, Name: 'Bob', Age: 26 } }] });
     expect(storage.all()[1]).toEqual({ Id: 2, Name: 'Bob', Age: 26 });
     expect(storage.all().map((e) => e.Id)).toEqual([1, 2, 3, 4]);
   });
@@ -106,14 +112,18 @@ describe('MemoryStorage.write: inserts append, updates keep positions, deletes r
   test('an update does not mutate the object that was handed out', async () => {
     const storage = new MemoryStorage(seed());
     const [target] = (await storage.select(query('Id=1'))).entities as Entity[];
-    await storage.write({ update: [{ target, value: { ...target, Age: 31 } }] });
+    await storage.write({ update: [{ target: t(storage, target), value: { ...target, Age: 31 } }] });
     expect(target.Age).toBe(30);
   });
 
   test('insert, update and delete in one batch are applied together', async () => {
     const storage = new MemoryStorage(seed());
     const [ann, bo, cy] = storage.all();
-    await storage.write({ insert: [{ Id: 5 }], update: [{ target: cy, value: { Id: 3, Name: 'Cyd' } }], delete: [ann, bo] });
+    await storage.write({
+      insert: [{ Id: 5 }],
+      update: [{ target: t(storage, cy), value: { Id: 3, Name: 'Cyd' } }],
+      delete: [t(storage, ann), bare(bo)],
+    });
     expect(storage.all()).toEqual([{ Id: 3, Name: 'Cyd' }, { Id: 4, Name: 'Dee', Age: 41 }, { Id: 5 }]);
   });
 
@@ -130,7 +140,11 @@ describe('MemoryStorage.write is all-or-nothing', () => {
     const before = [...storage.all()];
     const [ann] = storage.all();
     await rejection(
-      storage.write({ insert: [{ Id: 9 }], update: [{ target: { ...ann }, value: { Id: 1, Name: 'X' } }], delete: [storage.all()[3]] }),
+      storage.write({
+        insert: [{ Id: 9 }],
+        update: [{ target: bare({ ...ann }), value: { Id: 1, Name: 'X' } }],
+        delete: [t(storage, storage.all()[3])],
+      }),
     );
     expect(storage.all()).toEqual(before);
   });
@@ -138,15 +152,17 @@ describe('MemoryStorage.write is all-or-nothing', () => {
   test('a batch that deletes an entity that is not stored throws and changes nothing', async () => {
     const storage = new MemoryStorage(seed());
     const before = [...storage.all()];
-    await rejection(storage.write({ insert: [{ Id: 9 }], delete: [{ Id: 1, Name: 'Ann', Age: 30 }] }));
+    await rejection(storage.write({ insert: [{ Id: 9 }], delete: [bare({ Id: 1, Name: 'Ann', Age: 30 })] }));
     expect(storage.all()).toEqual(before);
   });
 
   test('an entity read before another write replaced it is no longer a valid target', async () => {
     const storage = new MemoryStorage(seed());
     const stale = storage.all()[0];
-    await storage.write({ update: [{ target: stale, value: { Id: 1, Name: 'First' } }] });
-    await rejection(storage.write({ update: [{ target: stale, value: { Id: 1, Name: 'Second' } }] }));
+    const read = t(storage, stale);
+    await storage.write({ update: [{ target: read, value: { Id: 1, Name: 'First' } }] });
+    await rejection(storage.write({ update: [{ target: read, value: { Id: 1, Name: 'Second' } }] }));
+    await rejection(storage.write({ update: [{ target: bare(stale), value: { Id: 1, Name: 'Second' } }] }));
     expect(storage.all()[0]).toEqual({ Id: 1, Name: 'First' });
   });
 });
@@ -167,7 +183,7 @@ describe('ComputedStorage: a read-only listing computed on every select', () => 
 
   test('write is refused with 405 MethodNotAllowed', async () => {
     const storage: Storage = new ComputedStorage(() => seed());
-    for (const batch of [{ insert: [{ Id: 9 }] }, { delete: seed() }, {}]) {
+    for (const batch of [{ insert: [{ Id: 9 }] }, { delete: seed().map(bare) }, {}]) {
       const e = await rejection(storage.write(batch));
       expect([e.code, e.status]).toEqual(['MethodNotAllowed', 405]);
     }

@@ -4,8 +4,10 @@ import {
   type Entity,
   type SelectQuery,
   type SelectResult,
+  type Stamp,
   type Storage,
   type StorageIndex,
+  type Target,
   type WriteBatch,
 } from '@resourcery/core';
 import { sessionFor, type Session, type SqlClient } from './client.js';
@@ -224,12 +226,18 @@ export class SqlStorage implements Storage {
     return rows[0].t;
   }
 
+  /** The row id and its update count, as read by `select`. */
+  stamp(entity: Entity): Stamp | undefined {
+    const key = this.keys.get(entity);
+    return key && { row: key.id, version: key.version };
+  }
+
   async write(batch: WriteBatch): Promise<void> {
     await this.ready();
-    const keyOf = (e: Entity): RowKey => {
-      const key = this.keys.get(e);
+    const keyOf = (target: Target): RowKey => {
+      const key = target.stamp ? { id: target.stamp.row, version: target.stamp.version } : this.keys.get(target.entity);
       // Not handed out by this storage, or by another instance: its row cannot be vouched for.
-      if (key === undefined) throw conflict();
+      if (key === undefined || !/^\d+$/.test(key.id) || !/^\d+$/.test(key.version)) throw conflict();
       return key;
     };
     // One row changed twice in a batch: the last value wins, as in MemoryStorage.
@@ -239,8 +247,8 @@ export class SqlStorage implements Storage {
       updates.set(key.id, { key, value });
     }
     const deletes = new Map<string, RowKey>();
-    for (const e of batch.delete ?? []) {
-      const key = keyOf(e);
+    for (const t of batch.delete ?? []) {
+      const key = keyOf(t);
       deletes.set(key.id, key);
     }
     const inserts = batch.insert ?? [];

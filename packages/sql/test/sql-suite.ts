@@ -1,8 +1,9 @@
 import fc from 'fast-check';
-import { compileConditions, createService, MemoryStorage, parseUri, type Entity, type Service } from '@resourcery/core';
+import { compileConditions, createService, MemoryStorage, parseUri, targetOf, type Entity, type Service } from '@resourcery/core';
 import { createSqlStorage, tableNameFor, type SqlClient, type SqlStorage } from '@resourcery/sql';
 import { adminSuite } from './admin-suite';
 import { indexSuite } from './index-suite';
+import { storageContract } from '../../core/test/storage-contract';
 import { call, comparable, condition, LOCATORS, OPERATORS, PEOPLE, recased, recording, serviceOn, VALUES, type Applied } from './support';
 
 /** A database for one test file, and how to let it go. */
@@ -90,6 +91,8 @@ export function sqlSuite(open: () => Promise<Backend>): void {
       const seen = new Set<string>();
       return Object.fromEntries(Object.entries(e).filter(([k]) => !seen.has(k.toLowerCase()) && seen.add(k.toLowerCase())));
     });
+
+  storageContract('SqlStorage', () => sqlStorage());
 
   describe('push-down answers every query exactly like MemoryStorage', () => {
     let memory: Service;
@@ -256,8 +259,12 @@ export function sqlSuite(open: () => Promise<Backend>): void {
     test('a batch whose delete target changed leaves its update and insert unwritten', async () => {
       const storage = await seeded([{ Id: 1 }, { Id: 2 }]);
       const [one, two] = await rows(storage);
-      await storage.write({ update: [{ target: two, value: { Id: 2, Changed: true } }] });
-      const failing = storage.write({ update: [{ target: one, value: { Id: 1, Changed: true } }], delete: [two], insert: [{ Id: 3 }] });
+      await storage.write({ update: [{ target: targetOf(storage, two), value: { Id: 2, Changed: true } }] });
+      const failing = storage.write({
+        update: [{ target: targetOf(storage, one), value: { Id: 1, Changed: true } }],
+        delete: [{ entity: two }],
+        insert: [{ Id: 3 }],
+      });
       await expect(failing).rejects.toMatchObject({ code: 'Conflict' });
       expect(await rows(storage)).toEqual([{ Id: 1 }, { Id: 2, Changed: true }]);
     });
@@ -290,7 +297,7 @@ export function sqlSuite(open: () => Promise<Backend>): void {
 
     test('an entity not handed out by this storage is a conflict', async () => {
       const storage = await seeded([{ Id: 1 }]);
-      await expect(storage.write({ delete: [{ Id: 1 }] })).rejects.toMatchObject({ code: 'Conflict' });
+      await expect(storage.write({ delete: [{ entity: { Id: 1 } }] })).rejects.toMatchObject({ code: 'Conflict' });
     });
   });
 
@@ -506,7 +513,11 @@ export function sqlSuite(open: () => Promise<Backend>): void {
       const [x, y] = [createSqlStorage({ client: connection, table }), createSqlStorage({ client: connection, table })];
       await x.write({ insert: [{ Id: 1 }] });
       const [one] = await rows(x);
-      const bad = x.write({ insert: [{ Id: 2 }], update: [{ target: one, value: { Id: 1, By: 'x' } }], delete: [{ Id: 9 }] });
+      const bad = x.write({
+        insert: [{ Id: 2 }],
+        update: [{ target: targetOf(x, one), value: { Id: 1, By: 'x' } }],
+        delete: [{ entity: { Id: 9 } }],
+      });
       const good = y.write({ insert: [{ Id: 3 }] });
       await expect(bad).rejects.toMatchObject({ code: 'Conflict' });
       await good;
@@ -520,8 +531,8 @@ export function sqlSuite(open: () => Promise<Backend>): void {
       const storage = createSqlStorage({ client: pool, table: freshTable() });
       await storage.write({ insert: [{ Id: 1 }] });
       const [one] = await rows(storage);
-      await storage.write({ update: [{ target: one, value: { Id: 1, Done: true } }] });
-      await expect(storage.write({ delete: [one] })).rejects.toMatchObject({ code: 'Conflict' });
+      await storage.write({ update: [{ target: targetOf(storage, one), value: { Id: 1, Done: true } }] });
+      await expect(storage.write({ delete: [targetOf(storage, one)] })).rejects.toMatchObject({ code: 'Conflict' });
       expect(await rows(storage)).toEqual([{ Id: 1, Done: true }]);
       expect(released).toEqual([false, false]);
     });

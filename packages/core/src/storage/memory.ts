@@ -1,6 +1,25 @@
 import { ServiceError } from '../errors.js';
 import { evaluate, type CompiledQuery } from '../query/evaluate.js';
-import type { Entity, SelectQuery, SelectResult, Storage, WriteBatch } from './storage.js';
+import {
+  keyValues,
+  type Entity,
+  type SelectQuery,
+  type SelectResult,
+  type Stamp,
+  type Storage,
+  type Target,
+  type WriteBatch,
+} from './storage.js';
+
+/**
+ * Stamps of stored entities, issued on first request (most entities are never asked for
+ * one, so they cost nothing). Shared by every MemoryStorage: copies of a storage (the
+ * CLI's pending writes) hand out the same objects, so they honour the same stamps. An
+ * update replaces the object, so a new object is a new version.
+ */
+const STAMPS = new WeakMap<Entity, Stamp>();
+let clock = 0;
+const issue = () => String(++clock);
 
 /**
  * Entities in an array, in insertion order; updates keep positions. Accepts every
@@ -9,6 +28,7 @@ import type { Entity, SelectQuery, SelectResult, Storage, WriteBatch } from './s
  */
 export class MemoryStorage implements Storage {
   private entities: Entity[];
+  private key: readonly string[] | null = null;
 
   constructor(initial: Entity[] = []) {
     this.entities = initial.slice();
@@ -50,36 +70,97 @@ export class MemoryStorage implements Storage {
     return n;
   }
 
+  /** The entity's row and version; stable while the object is stored (an update stores a new object and version). */
+  stamp(entity: Entity): Stamp {
+    let stamp = STAMPS.get(entity);
+    if (stamp === undefined) STAMPS.set(entity, (stamp = { row: issue(), version: issue() }));
+    return stamp;
+  }
+
+  declareKey(key: readonly string[]): void {
+    this.key = key;
+  }
+
+  /**
+   * Finds each target by its stamp's row (by the object itself when it has no stamp); a
+   * target that is gone or at another version fails the batch with Conflict, as does a
+   * key (of an insert, or changed by an update) that another entity has.
+   */
   async write(batch: WriteBatch): Promise<void> {
-    const updates = new Map<Entity, Entity>();
-    for (const u of batch.update ?? []) updates.set(u.target, u.value);
-    const deletes = new Set(batch.delete ?? []);
+    const updates = new Map<Entity | string, { target: Target; value: Entity }>();
+    for (const u of batch.update ?? []) updates.set(u.target.stamp?.row ?? u.target.entity, u);
+    const deletes = new Map<Entity | string, Target>();
+    for (const t of batch.delete ?? []) deletes.set(t.stamp?.row ?? t.entity, t);
+    const inserts = batch.insert ?? [];
     if (updates.size === 0 && deletes.size === 0) {
-      if (batch.insert?.length) this.entities.push(...batch.insert);
+      if (inserts.length === 0) return;
+      if (this.key !== null) this.checkKeys(this.entities, inserts);
+      this.entities.push(...inserts);
       return;
     }
     let found = 0;
     const next: Entity[] = [];
+    const changed: Entity[] = [];
     for (const e of this.entities) {
-      if (deletes.has(e)) {
-        found++;
+      const row = STAMPS.get(e)?.row;
+      const target = (row !== undefined && (deletes.get(row) ?? updates.get(row)?.target)) || deletes.get(e) || updates.get(e)?.target;
+      if (target === undefined) {
+        next.push(e);
         continue;
       }
-      const replacement = updates.get(e);
-      if (replacement !== undefined) {
-        found++;
-        next.push(replacement);
-      } else next.push(e);
+      if (target.stamp !== undefined ? target.stamp.version !== STAMPS.get(e)?.version : target.entity !== e) throw stale();
+      found++;
+      const update = deletes.has(target.stamp?.row ?? target.entity) ? undefined : updates.get(target.stamp?.row ?? target.entity);
+      if (update === undefined) continue;
+      if (row !== undefined) STAMPS.set(update.value, { row, version: issue() });
+      next.push(update.value);
+      if (this.key !== null && identity(update.value, this.key) !== identity(e, this.key)) changed.push(update.value);
     }
-    if (found !== updates.size + deletes.size) {
-      throw new ServiceError('Conflict', 'The entities to change were changed by another request; nothing was written');
-    }
-    if (batch.insert?.length) next.push(...batch.insert);
+    if (found !== updates.size + deletes.size) throw stale();
+    if (this.key !== null) this.checkKeys(next, [...changed, ...inserts]);
+    next.push(...inserts);
     this.entities = next;
+  }
+
+  /** Conflict when one of `written` (already in `stored` or not) shares its key with another entity. */
+  private checkKeys(stored: readonly Entity[], written: readonly Entity[]): void {
+    const key = this.key!;
+    const wanted = new Map<unknown, Entity>();
+    for (const e of written) {
+      const id = identity(e, key);
+      if (id === undefined) continue;
+      if (wanted.has(id)) throw taken(key, e);
+      wanted.set(id, e);
+    }
+    if (wanted.size === 0) return;
+    for (const e of stored) {
+      const other = wanted.get(identity(e, key));
+      if (other !== undefined && other !== e) throw taken(key, e);
+    }
   }
 
   /** A snapshot of every entity in storage order. */
   all(): readonly Entity[] {
     return this.entities;
   }
+}
+
+const stale = () => new ServiceError('Conflict', 'The entities to change were changed by another request; nothing was written');
+
+function taken(key: readonly string[], entity: Entity): ServiceError {
+  const shown = keyValues(entity, key)
+    .map((v, i) => `${key[i]}=${JSON.stringify(v)}`)
+    .join('&');
+  return new ServiceError('Conflict', `Another entity already has the key ${shown}; nothing was written`);
+}
+
+/**
+ * What makes two keys equal (value and type: 7 is not "7"): a one-property key's value
+ * itself, else its values as JSON; undefined when a value is missing (never unique-checked).
+ */
+function identity(entity: Entity, key: readonly string[]): unknown {
+  const values = keyValues(entity, key);
+  if (values.some((v) => v === undefined || v === null)) return undefined;
+  const v = values[0];
+  return values.length === 1 && typeof v !== 'object' ? v : `\0${JSON.stringify(values)}`;
 }

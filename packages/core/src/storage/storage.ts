@@ -1,6 +1,6 @@
 import type { Condition } from '../grammar/parse.js';
 import type { Entity, Predicate } from '../query/conditions.js';
-import type { Locator } from '../query/locator.js';
+import { findKey, type Locator } from '../query/locator.js';
 
 export type { Entity };
 
@@ -41,12 +41,36 @@ export interface SelectResult {
   pagingApplied: boolean;
 }
 
+/**
+ * A stored entity's identity and version, as its storage issued them (storage contract
+ * v2, docs/storage.md). `row` stays the same through the entity's updates and is never
+ * given to another entity; `version` changes on every write of the entity and never
+ * comes back for that row (a counter per storage, or per row when rows are never reused).
+ */
+export interface Stamp {
+  row: string;
+  version: string;
+}
+
+/** Which stored entity an update or a delete changes (storage contract v2). */
+export interface Target {
+  /** The entity as `select` returned it. */
+  entity: Entity;
+  /** The resource key's values in key order, when the resource declares a key. */
+  key?: readonly unknown[];
+  /**
+   * `stamp(entity)`, when the storage issues stamps: the write changes that row, and only
+   * while it still has that version (otherwise it throws Conflict and changes nothing).
+   */
+  stamp?: Stamp;
+}
+
 /** One all-or-nothing change: every part is applied, or none is. */
 export interface WriteBatch {
   insert?: Entity[];
-  /** `target` is an entity exactly as `select` returned it; `value` replaces it. */
-  update?: Array<{ target: Entity; value: Entity }>;
-  delete?: Entity[];
+  /** `value` replaces the stored entity `target` addresses. */
+  update?: Array<{ target: Target; value: Entity }>;
+  delete?: Target[];
 }
 
 export interface Storage {
@@ -55,8 +79,24 @@ export interface Storage {
   readonly searches?: boolean;
   /** Optional fast count; the service counts selected entities otherwise. */
   count?(query: Pick<SelectQuery, 'conditions' | 'predicate'>): Promise<number>;
-  /** Applies the whole batch atomically; throws (changing nothing) when it cannot. */
+  /**
+   * Applies the whole batch atomically; throws (changing nothing) when it cannot: a
+   * target that changed since it was selected, or an insert or update to a key another
+   * entity has, is a ServiceError 'Conflict' (the service then runs the operation again).
+   */
   write(batch: WriteBatch): Promise<void>;
+  /**
+   * Optional (v2): the row and version of an entity `select` handed out. Without it the
+   * service derives versions (ETags) from the entity's content, and runs conditional
+   * writes one at a time per resource (correct within one process only).
+   */
+  stamp?(entity: Entity): Stamp | undefined;
+  /**
+   * Optional (v2): called once when a resource with a key is given this storage. A storage
+   * that has it enforces the key's uniqueness itself, atomically (SQL: a unique index), for
+   * inserts and updates; for one without it, the service checks, within one process.
+   */
+  declareKey?(key: readonly string[]): void;
   /**
    * Optional, for storages that several service instances share (SQL): a cheap text that
    * changes whenever the stored entities change. Caches of admin state (macros, webhooks)
@@ -88,6 +128,20 @@ export interface StorageIndex {
   unique: boolean;
   /** With unique: strings equal ignoring case count as equal (macro names). */
   ignoreCase: boolean;
+}
+
+/** How a write addresses an entity that `storage.select` returned: with its stamp, and its key values when `key` is given. */
+export function targetOf(storage: Storage, entity: Entity, key?: readonly string[] | null): Target {
+  const target: Target = { entity };
+  const stamp = storage.stamp?.(entity);
+  if (stamp !== undefined) target.stamp = stamp;
+  if (key) target.key = keyValues(entity, key);
+  return target;
+}
+
+/** An entity's values of the key properties, in key order (property names match case-insensitively). */
+export function keyValues(entity: Entity, key: readonly string[]): unknown[] {
+  return key.map((k) => entity[findKey(entity, k) ?? k]);
 }
 
 /** Every entity: the query a storage gets for "no conditions". */

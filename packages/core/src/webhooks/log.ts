@@ -2,7 +2,7 @@ import type { Entity } from '../query/conditions.js';
 import { Locator } from '../query/locator.js';
 import { compareValues } from '../query/order.js';
 import type { JsonSchema } from '../query/schema-types.js';
-import type { Storage } from '../storage/storage.js';
+import { targetOf, type Storage } from '../storage/storage.js';
 
 export const LOG_RESOURCE = 'Service.Admin.WebhookLog';
 
@@ -84,7 +84,7 @@ export class DeliveryLog {
     try {
       const rows = await this.rows();
       const excess = rows.length - this.max;
-      if (excess > 0) await this.storage.write({ delete: rows.slice(0, excess) });
+      if (excess > 0) await this.storage.write({ delete: rows.slice(0, excess).map((e) => targetOf(this.storage, e)) });
       this.stored = rows.length - Math.max(0, excess);
     } catch {
       // Rows deleted meanwhile (through the resource): count again next time.

@@ -3,7 +3,7 @@ import { compileConditions, type Entity } from '../query/conditions.js';
 import { parseLiteral } from '../query/literal.js';
 import { Locator } from '../query/locator.js';
 import { compareValues } from '../query/order.js';
-import type { Storage, WriteBatch } from '../storage/storage.js';
+import { targetOf, type Storage, type WriteBatch } from '../storage/storage.js';
 
 export const OUTBOX_STORAGE = 'Service.Admin.WebhookOutbox';
 
@@ -57,19 +57,21 @@ export class Outbox {
 
   /** Replaces a message; resolves to the stored value. */
   async update(target: OutboxMessage, value: OutboxMessage): Promise<OutboxMessage> {
-    await this.enqueue({ update: [{ target: target as unknown as Entity, value: value as unknown as Entity }] });
+    await this.enqueue({ update: [{ target: targetOf(this.storage, target as unknown as Entity), value: value as unknown as Entity }] });
     return value;
   }
 
   remove(target: OutboxMessage): Promise<void> {
-    return this.enqueue({ delete: [target as unknown as Entity] });
+    return this.enqueue({ delete: [targetOf(this.storage, target as unknown as Entity)] });
   }
 
   /** Takes a message no instance holds; null when another instance was quicker. */
   async claim(message: OutboxMessage, until: number): Promise<OutboxMessage | null> {
     const value = { ...message, LockedUntil: until };
     try {
-      await this.storage.write({ update: [{ target: message as unknown as Entity, value: value as unknown as Entity }] });
+      await this.storage.write({
+        update: [{ target: targetOf(this.storage, message as unknown as Entity), value: value as unknown as Entity }],
+      });
       return value;
     } catch {
       return null;
