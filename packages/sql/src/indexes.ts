@@ -57,10 +57,7 @@ export class DeclaredIndexes {
   ddl(table: string, quoted: string): string[] {
     return this.indexes.map((index) => {
       const keys = index.properties.map((p) => keyOf(p, index));
-      const name = `rx_${createHash('sha256')
-        .update(JSON.stringify([table, keys, index.unique]))
-        .digest('hex')
-        .slice(0, 20)}`;
+      const name = indexName(table, keys, index.unique);
       return `CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${name} ON ${quoted} (${keys.join(', ')})`;
     });
   }
@@ -102,6 +99,14 @@ export class DeclaredIndexes {
 
 // eslint-disable-next-line no-control-regex -- the whole ASCII range
 const ASCII = /^[\x00-\x7f]*$/;
+
+/** `rx_<hash>`: one name per table and index definition, within PostgreSQL's 63 characters. */
+export function indexName(table: string, ...definition: unknown[]): string {
+  return `rx_${createHash('sha256')
+    .update(JSON.stringify([table, ...definition]))
+    .digest('hex')
+    .slice(0, 20)}`;
+}
 
 /** A PostgreSQL array literal of strings. */
 function pgArray(values: string[]): string {

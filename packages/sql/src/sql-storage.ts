@@ -11,7 +11,7 @@ import {
   type WriteBatch,
 } from '@resourcery/core';
 import { sessionFor, type Session, type SqlClient } from './client.js';
-import { DeclaredIndexes } from './indexes.js';
+import { DeclaredIndexes, indexName } from './indexes.js';
 import { distinctKeys, searchSql } from './search-distinct.js';
 import { quoteTableName } from './table-name.js';
 import { Params, translateConditions, translateOrder, type ConditionsSql } from './translate.js';
@@ -29,6 +29,12 @@ export interface SqlStorageOptions {
    * See docs/limits.md.
    */
   maxRows?: number;
+  /**
+   * Build a trigram index on the entities' JSON text for `search` (default false): a GIN
+   * index with `gin_trgm_ops`, made only where the `pg_trgm` extension is installed
+   * (`CREATE EXTENSION pg_trgm`); searches run the same without it, scanning.
+   */
+  searchIndex?: boolean;
 }
 
 export const DEFAULT_MAX_ROWS = 100_000;
@@ -110,6 +116,7 @@ export class SqlStorage implements Storage {
   private readonly indexes = new DeclaredIndexes();
   private indexing: Promise<void> | null = null;
   private readonly maxRows: number;
+  private readonly searchIndex: boolean;
 
   constructor(options: SqlStorageOptions) {
     this.table = options.table;
@@ -117,6 +124,7 @@ export class SqlStorage implements Storage {
     this.session = sessionFor(options.client);
     this.create = options.create ?? true;
     this.maxRows = options.maxRows ?? DEFAULT_MAX_ROWS;
+    this.searchIndex = options.searchIndex ?? false;
     if (!Number.isInteger(this.maxRows) || this.maxRows < 1) throw new Error(`maxRows must be a positive integer, not ${options.maxRows}`);
   }
 
@@ -134,16 +142,26 @@ export class SqlStorage implements Storage {
         throw e;
       });
     }
-    if (this.indexes.empty) return this.creating ?? Promise.resolve();
+    if (this.indexes.empty && !this.searchIndex) return this.creating ?? Promise.resolve();
     this.indexing ??= (async () => {
       await this.creating;
       if (this.create) for (const ddl of this.indexes.ddl(this.table, this.quoted)) await this.createOnce(ddl);
+      if (this.create && this.searchIndex) await this.createSearchIndex();
       await this.indexes.check(this.quoted, (text, params) => this.session.query(text, params));
     })().catch((e) => {
       this.indexing = null;
       throw e;
     });
     return this.indexing;
+  }
+
+  /** The trigram index ILIKE searches use (search-distinct.ts), where pg_trgm is installed. */
+  private async createSearchIndex(): Promise<void> {
+    const [{ installed }] = await this.session.query(`SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') AS installed`);
+    if (installed)
+      await this.createOnce(
+        `CREATE INDEX IF NOT EXISTS ${indexName(this.table, 'search')} ON ${this.quoted} USING gin (body gin_trgm_ops)`,
+      );
   }
 
   private createTable(): Promise<void> {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { createService, MemoryStorage, type Entity, type JsonSchema, type Service, type Storage } from '@resourcery/core';
 import { createSqlStorage, type SqlClient } from '@resourcery/sql';
@@ -213,6 +214,30 @@ export function indexSuite(database: () => SqlClient, freshTable: () => string):
         { conditions: true, paging: true },
         { conditions: true, paging: true },
       ]);
+    });
+
+    test('with searchIndex, where pg_trgm is installed, a search is a trigram index scan', async () => {
+      // Real PostgreSQL ships pg_trgm; PGlite does not load it: there the search scans, with the same answer.
+      const trgm = await database()
+        .query('CREATE EXTENSION IF NOT EXISTS pg_trgm')
+        .then(
+          () => true,
+          () => false,
+        );
+      const table = freshTable();
+      const { client, plan } = explaining(database());
+      const storage = createSqlStorage({ client, table, searchIndex: true });
+      const sql = service(storage);
+      await storage.ready();
+      await database().query(
+        `INSERT INTO ${table} (body) SELECT '{"Id":' || i || ',"Hash":"' || md5(i::text) || '"}' FROM generate_series(1, 20000) i`,
+      );
+      // VACUUM moves the rows from GIN's pending list into the index, as autovacuum would.
+      await database().query(`VACUUM ANALYZE ${table}`);
+      const needle = createHash('md5').update('777').digest('hex').slice(3, 15).toUpperCase();
+      expect((await call(sql, 'GET', `/Person/_/search=${needle}&select=Id`)).json).toEqual([{ Id: 777 }]);
+      if (trgm) expect(await plan()).toMatch(/Bitmap Index Scan on rx_/);
+      else expect(await plan()).not.toMatch(/rx_/);
     });
 
     test('distinct on indexed properties: first row of each group from SQL, answers as the service does', async () => {
