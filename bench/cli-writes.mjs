@@ -1,9 +1,15 @@
 // CLI writes by data-file size (issue 15 item 3, issue 17): for each size, serve a JSON
-// file of N entities with the built CLI, run concurrent POSTs for a few seconds while a
-// reader GETs `/items/limit=1` (a cheap request) in a loop, and report writes/s and the worst GET latency.
-// Then the writers stop and the reader goes on while the server writes its journal into
-// the file (compaction): the worst GET latency during that compaction, and how long it took.
-//   pnpm build && node bench/cli-writes.mjs [--sizes=1000,10000,100000,1000000] [--seconds=4] [--writers=8] [--cli=path/to/cli.js]
+// file of N entities with the built CLI and measure, with one reader GETting
+// `/items/limit=1` (a cheap request) in a loop all along:
+//   1. quiet: the reader alone for 1 s (the machine's own latency);
+//   2. writes: concurrent POSTs for a few seconds: writes/s, worst write;
+//   3. compaction: the writers stop, the server writes its journal into the file (the
+//      reader goes on until the journal is gone): how long, and the GET latency meanwhile.
+// GET latency is given as p99 / max in ms for each phase.
+//   pnpm build && node bench/cli-writes.mjs [--sizes=1000,10000,100000,1000000] [--seconds=4] [--writers=8]
+//     [--key=id|none] [--cli=path/to/cli.js]
+// --key=none: entities without `id`, so the resource has no key and a POST checks no key
+// (with `id`, the core checks the new key is free before each insert, one insert at a time).
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -15,6 +21,7 @@ const arg = (name, fallback) => process.argv.find((a) => a.startsWith(`--${name}
 const SIZES = arg('sizes', '1000,10000,100000,1000000').split(',').map(Number);
 const SECONDS = Number(arg('seconds', '4'));
 const WRITERS = Number(arg('writers', '8'));
+const KEYED = arg('key', 'id') === 'id';
 const CLI = path.resolve(arg('cli', path.join(path.dirname(fileURLToPath(import.meta.url)), '../packages/cli/dist/cli.js')));
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json;raw=true' };
 
@@ -31,60 +38,62 @@ function start(file) {
   });
 }
 
+/** GETs in a loop while `going()`; returns the latencies in ms. */
+async function read(url, going) {
+  const times = [];
+  while (going()) {
+    const t = performance.now();
+    const r = await fetch(`${url}/items/limit=1`, { headers: HEADERS });
+    await r.text();
+    times.push(performance.now() - t);
+  }
+  return times;
+}
+
+function tail(times) {
+  if (times.length === 0) return '-';
+  const sorted = times.slice().sort((a, b) => a - b);
+  const p99 = sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))];
+  return `${p99.toFixed(0)} / ${sorted[sorted.length - 1].toFixed(0)}`;
+}
+
 async function measure(size, dir) {
   const file = path.join(dir, `data-${size}.json`);
-  const items = Array.from({ length: size }, (_, i) => ({ id: i, name: `item ${i}`, price: i % 1000 }));
+  const items = Array.from({ length: size }, (_, i) =>
+    KEYED ? { id: i, name: `item ${i}`, price: i % 1000 } : { name: `item ${i}`, price: i % 1000 },
+  );
   await writeFile(file, JSON.stringify({ items }));
   const { child, url } = await start(file);
   try {
+    const quietEnd = Date.now() + 1000;
+    const quiet = await read(url, () => Date.now() < quietEnd);
+
     const end = Date.now() + SECONDS * 1000;
     let writes = 0;
     let worstWrite = 0;
-    let worstGet = 0;
-    let gets = 0;
     let next = size;
     const writer = async () => {
       while (Date.now() < end) {
         const t = performance.now();
-        const r = await fetch(`${url}/items`, {
-          method: 'POST',
-          headers: HEADERS,
-          body: JSON.stringify({ id: next++, name: 'new', price: 1 }),
-        });
+        const body = KEYED ? { id: next++, name: 'new', price: 1 } : { name: `new ${next++}`, price: 1 };
+        const r = await fetch(`${url}/items`, { method: 'POST', headers: HEADERS, body: JSON.stringify(body) });
         await r.text();
         if (r.status !== 201) throw new Error(`POST answered ${r.status}`);
         worstWrite = Math.max(worstWrite, performance.now() - t);
         writes++;
       }
     };
-    const reader = async () => {
-      while (Date.now() < end) {
-        const t = performance.now();
-        const r = await fetch(`${url}/items/limit=1`, { headers: HEADERS });
-        await r.text();
-        worstGet = Math.max(worstGet, performance.now() - t);
-        gets++;
-      }
-    };
     const t0 = performance.now();
-    await Promise.all([...Array.from({ length: WRITERS }, writer), reader()]);
+    const [during] = await Promise.all([read(url, () => Date.now() < end), ...Array.from({ length: WRITERS }, writer)]);
     const seconds = (performance.now() - t0) / 1000;
+
     // The journal is written into the file once writes pause: GETs go on meanwhile.
     const journal = `${file}.journal`;
-    let worstDuring = 0;
-    let compactMs = null;
-    if (existsSync(journal)) {
-      const t1 = performance.now();
-      const limit = t1 + 120_000;
-      while (existsSync(journal) && performance.now() < limit) {
-        const t = performance.now();
-        const r = await fetch(`${url}/items/limit=1`, { headers: HEADERS });
-        await r.text();
-        worstDuring = Math.max(worstDuring, performance.now() - t);
-      }
-      if (!existsSync(journal)) compactMs = performance.now() - t1;
-    }
-    return { size, writesPerSecond: writes / seconds, worstWriteMs: worstWrite, worstGetMs: worstGet, gets, worstDuring, compactMs };
+    const t1 = performance.now();
+    const limit = t1 + 300_000;
+    const compacting = existsSync(journal) ? await read(url, () => existsSync(journal) && performance.now() < limit) : [];
+    const compactMs = existsSync(journal) ? null : performance.now() - t1;
+    return { writesPerSecond: writes / seconds, worstWrite, quiet, during, compacting, compactMs };
   } finally {
     await new Promise((resolve) => {
       child.once('exit', resolve);
@@ -95,14 +104,13 @@ async function measure(size, dir) {
 
 const dir = await mkdtemp(path.join(tmpdir(), 'resourcery-cli-writes-'));
 try {
-  console.log(
-    `| entities | writes/s (${WRITERS} writers) | worst write ms | worst GET ms during writes | worst GET ms during compaction | pause + compaction ms |`,
-  );
-  console.log('|---:|---:|---:|---:|---:|---:|');
+  console.log(`${KEYED ? 'keyed (id)' : 'no key'}, ${WRITERS} writers, ${SECONDS} s; GET latency p99 / max ms`);
+  console.log('| entities | writes/s | worst write ms | GET quiet | GET during writes | GET during compaction | pause + compaction ms |');
+  console.log('|---:|---:|---:|---:|---:|---:|---:|');
   for (const size of SIZES) {
     const r = await measure(size, dir);
     console.log(
-      `| ${size.toLocaleString('en')} | ${r.writesPerSecond.toFixed(1)} | ${r.worstWriteMs.toFixed(0)} | ${r.worstGetMs.toFixed(0)} | ${r.compactMs === null ? '-' : r.worstDuring.toFixed(0)} | ${r.compactMs === null ? '-' : r.compactMs.toFixed(0)} |`,
+      `| ${size.toLocaleString('en')} | ${r.writesPerSecond.toFixed(1)} | ${r.worstWrite.toFixed(0)} | ${tail(r.quiet)} | ${tail(r.during)} | ${tail(r.compacting)} | ${r.compactMs === null ? '-' : r.compactMs.toFixed(0)} |`,
     );
   }
 } finally {

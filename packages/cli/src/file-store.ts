@@ -12,6 +12,7 @@ import {
 } from '@resourcery/core';
 import { fileStamp, hashOf, isAdminKey, parseData, removeLeftovers, sameStamp, type FileStamp, type ParsedData } from './data-file.js';
 import { changeOf, JournalFile, journalPath, lengthAfter, readJournal, replayJournal, syncDir, type Change } from './journal.js';
+import { EqualityIndex } from './equality-index.js';
 import { writeDataFile } from './serialize.js';
 
 /** Admin data kept in the file beside the resources, so a restart keeps it (logs are not kept). */
@@ -52,6 +53,8 @@ export class FileStore {
   private readonly admin = new Map<string, MemoryStorage>();
   /** How admin keys are spelled in the file. */
   private readonly adminNames = new Map<string, string>();
+  /** Exact-value lookups per resource, following its durable entities. */
+  private readonly indexes = new Map<string, EqualityIndex>();
   /** The group taking writes (not yet saving), and the last task queued (group or compaction step). */
   private open: Group | null = null;
   private last: Promise<void> = Promise.resolve();
@@ -189,7 +192,12 @@ export class FileStore {
 
   private saving(map: Map<string, MemoryStorage>, key: string): Storage {
     return {
-      select: (query: SelectQuery): Promise<SelectResult> => map.get(key)!.select(query),
+      select: (query: SelectQuery): Promise<SelectResult> => {
+        const hits = map === this.resources ? this.index(key).lookup(query) : undefined;
+        // Order, offset and limit of at most one entity: left to the service.
+        if (hits !== undefined) return Promise.resolve({ entities: hits, conditionsApplied: true, pagingApplied: false });
+        return map.get(key)!.select(query);
+      },
       count: (query) => map.get(key)!.count(query),
       // Stamps are shared by every MemoryStorage, so the durable copy's are the pending copy's too.
       stamp: (entity) => map.get(key)!.stamp(entity),
@@ -270,6 +278,7 @@ export class FileStore {
           return;
         }
         for (const [map, byKey] of group.pending) for (const [key, memory] of byKey) map.set(key, memory);
+        for (const change of changes) if (this.resources.has(change.r)) this.indexes.get(change.r)?.apply(change);
         resolveDone();
       });
     return group;
@@ -379,8 +388,15 @@ export class FileStore {
     return now === null || sameStamp(now, this.known) ? null : now;
   }
 
+  private index(name: string): EqualityIndex {
+    let index = this.indexes.get(name);
+    if (index === undefined) this.indexes.set(name, (index = new EqualityIndex(() => this.resources.get(name)!.all())));
+    return index;
+  }
+
   /** Sets the data from a parsed file; `added` hears of keys that are new. */
   private install(parsed: ParsedData, added: (name: string) => void): void {
+    this.indexes.clear();
     for (const name of this.resources.keys()) if (!parsed.entries.has(name)) this.resources.set(name, new MemoryStorage());
     for (const key of this.admin.keys())
       if (![...parsed.entries.keys()].some((n) => n.toLowerCase() === key)) this.admin.set(key, new MemoryStorage());
