@@ -95,7 +95,7 @@ async function killDuringWrites(round, dir) {
   const leftovers = (await readdir(dir)).filter((n) => n.startsWith(`kill-${round}.json.`));
   const ok = lost.length === 0 && saved.size === served.size && [...served].every((id) => saved.has(id)) && leftovers.length === 0;
   console.log(
-    `kill -9 round ${round + 1}: ${acked.size} acknowledged, ${inFile.size} in the file alone${journal ? ' (the rest in the journal)' : ''}, ${lost.length} lost, restart serves ${served.size}, after stop the file holds ${saved.size}, leftover journal/temp files ${leftovers.length} -> ${ok ? 'ok' : 'FAIL'}`,
+    `kill -9 round ${round + 1}: ${acked.size} acknowledged, ${inFile.size} in the file alone (journal ${journal ? 'present' : 'absent'}), ${lost.length} lost, restart serves ${served.size}, after stop the file holds ${saved.size}, leftover journal/temp files ${leftovers.length} -> ${ok ? 'ok' : 'FAIL'}`,
   );
   return ok;
 }

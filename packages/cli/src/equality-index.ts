@@ -38,6 +38,11 @@ export class EqualityIndex {
     return hits;
   }
 
+  /** Builds the buckets of a property now rather than at its first lookup. */
+  prepare(property: string): void {
+    this.buckets(property.toLowerCase());
+  }
+
   /** Follows a change just made visible. */
   apply(change: Change): void {
     if (this.byProperty.size === 0) return;

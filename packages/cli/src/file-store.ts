@@ -46,7 +46,7 @@ const DEFAULT_POLICY: CompactionPolicy = { bytes: 1 << 20, maxAgeMs: 60_000 };
  * Keys starting with `Service.` hold the service's own data (macros, webhooks, deliveries).
  */
 export class FileStore {
-  /** The durable state of each resource; replaced (never mutated) when a group is durable. */
+  /** The durable state of each resource: appended to, or replaced by a changed copy, once a group is journaled. */
   readonly resources = new Map<string, MemoryStorage>();
   /** Top-level objects (json-server's singular resources): one entity, saved back as an object. */
   readonly singular = new Set<string>();
@@ -205,20 +205,34 @@ export class FileStore {
     };
   }
 
-  /** Applies a batch to the open group's pending copy (recording its change), then waits for that group's append. */
+  /**
+   * Applies a batch to the open group's pending state (recording its change), then waits
+   * for that group's append. Inserts alone are only listed: they are appended to the
+   * durable entities once journaled, so a POST costs no copy of the resource. An update or
+   * a delete works on a copy (the resource's entities plus the group's inserts so far).
+   */
   private async write(map: Map<string, MemoryStorage>, key: string, batch: WriteBatch): Promise<void> {
     const group = (this.open ??= this.startGroup());
     await group.ready;
-    let pending = group.pending.get(map)?.get(key);
-    if (pending === undefined) {
-      pending = new MemoryStorage(map.get(key)!.all() as Entity[]);
-      if (!group.pending.has(map)) group.pending.set(map, new Map());
-      group.pending.get(map)!.set(key, pending);
-    }
+    if (!group.pending.has(map)) group.pending.set(map, new Map());
+    const byKey = group.pending.get(map)!;
     const fileKey = map === this.admin ? (this.adminNames.get(key) ?? key) : key;
-    const storage = pending;
     // One write at a time per group, so each change is recorded against the entities it was applied to, in order.
     const applied = group.applying.then(async () => {
+      let pending = byKey.get(key);
+      if (Object.keys(batch).every((k) => k === 'insert') && (pending === undefined || Array.isArray(pending))) {
+        const inserts = batch.insert ?? [];
+        if (inserts.length === 0) return;
+        byKey.set(key, [...(pending ?? []), ...inserts]);
+        group.changes.push({ r: fileKey, a: inserts });
+        return;
+      }
+      if (pending === undefined || Array.isArray(pending)) {
+        const copy = new MemoryStorage(map.get(key)!.all() as Entity[]);
+        if (pending !== undefined) await copy.write({ insert: pending });
+        byKey.set(key, (pending = copy));
+      }
+      const storage = pending;
       const count = storage.all().length;
       const change = changeOf(fileKey, storage.all(), batch);
       await storage.write(batch);
@@ -277,8 +291,15 @@ export class FileStore {
           rejectDone(new ServiceError('Unknown', 'The change could not be saved to the data file; nothing was changed'));
           return;
         }
-        for (const [map, byKey] of group.pending) for (const [key, memory] of byKey) map.set(key, memory);
+        const appended: Array<Promise<void>> = [];
+        for (const [map, byKey] of group.pending)
+          for (const [key, pending] of byKey) {
+            // Appended in place (in this turn: MemoryStorage appends synchronously); a copy replaces the entities.
+            if (Array.isArray(pending)) appended.push(map.get(key)!.write({ insert: pending }));
+            else map.set(key, pending);
+          }
         for (const change of changes) if (this.resources.has(change.r)) this.indexes.get(change.r)?.apply(change);
+        await Promise.all(appended);
         resolveDone();
       });
     return group;
@@ -326,11 +347,15 @@ export class FileStore {
   }
 
   private async compactOnce(): Promise<void> {
-    const cut = await this.inQueue(async () =>
-      this.journal === null || this.journal.writes === 0
-        ? null
-        : { data: this.snapshot(), seq: this.seq, offset: this.journal.size, writes: this.journal.writes, known: this.known },
-    );
+    const cut = await this.inQueue(async () => {
+      if (this.journal !== null && this.journal.writes === 0) {
+        // Only its first checkpoint (a crash right after creating it): nothing to keep.
+        await this.journal.remove();
+        this.journal = null;
+      }
+      if (this.journal === null) return null;
+      return { data: this.snapshot(), seq: this.seq, offset: this.journal.size, writes: this.journal.writes, known: this.known };
+    });
     if (cut === null) return;
     const tmp = `${this.file}.${process.pid}.tmp`;
     let hash: string;
@@ -370,13 +395,13 @@ export class FileStore {
     this.scheduleCompaction();
   }
 
-  /** The durable data as the file holds it; its arrays are never mutated (writes replace them). */
+  /** The durable data as the file holds it, copied: inserts append to the arrays in place. */
   private snapshot(): Record<string, readonly Entity[] | Entity> {
     const data: Record<string, readonly Entity[] | Entity> = {};
-    for (const [name, memory] of this.resources) data[name] = this.singular.has(name) ? (memory.all()[0] ?? {}) : memory.all();
+    for (const [name, memory] of this.resources) data[name] = this.singular.has(name) ? (memory.all()[0] ?? {}) : memory.all().slice();
     for (const [key, memory] of this.admin) {
       const entities = memory.all();
-      if (entities.length > 0) data[this.adminNames.get(key) ?? key] = entities;
+      if (entities.length > 0) data[this.adminNames.get(key) ?? key] = entities.slice();
     }
     return data;
   }
@@ -386,6 +411,11 @@ export class FileStore {
     const now = await fileStamp(this.file);
     // A deleted file is not an edit to keep: the next compaction writes it again.
     return now === null || sameStamp(now, this.known) ? null : now;
+  }
+
+  /** Builds the index of one property now (the key: the core checks new keys with it). */
+  prepareIndex(name: string, property: string): void {
+    if (this.resources.has(name)) this.index(name).prepare(property);
   }
 
   private index(name: string): EqualityIndex {
@@ -444,8 +474,8 @@ export class FileStore {
 interface Group {
   /** Settles when the previous task is done (success or not). */
   ready: Promise<void>;
-  /** Pending copies of the storages this group's writes changed, by map and key. */
-  pending: Map<Map<string, MemoryStorage>, Map<string, MemoryStorage>>;
+  /** What this group's writes change, by map and key: entities to append, or a changed copy. */
+  pending: Map<Map<string, MemoryStorage>, Map<string, Entity[] | MemoryStorage>>;
   /** The changes of the group's writes, in the order applied. */
   changes: Change[];
   /** Settles when the writes that joined so far are applied to the pending copies. */

@@ -3,9 +3,9 @@ import { open } from 'node:fs/promises';
 import type { Entity } from '@resourcery/core';
 
 /** Entities serialized between two yields to the event loop. */
-const ENTITIES_PER_SLICE = 2000;
+const ENTITIES_PER_SLICE = 500;
 /** Text gathered before it is handed to the writer. */
-const CHUNK_CHARS = 1 << 20;
+const CHUNK_CHARS = 1 << 18;
 
 /**
  * The data file's text, exactly `JSON.stringify(data, null, 2) + '\n'`, produced in

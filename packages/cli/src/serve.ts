@@ -168,6 +168,12 @@ export async function createFileService(
   const service = createService(serviceOptions(options, config, (name) => store.adminStorage(name)));
   const infer = (name: string) => inferKey(store.resources.get(name)!.all());
   addResources(service, resources, (name) => store.storage(name), config, options.readOnly ?? false, infer);
+  // At start rather than at the first POST: the key check reads the index (a second or two at 1M entities).
+  for (const { name, singular } of resources) {
+    const key = configFor(config, name)?.key ?? (singular ? undefined : infer(name));
+    const property = typeof key === 'string' ? key : key?.length === 1 ? key[0] : undefined;
+    if (property !== undefined && !options.readOnly) store.prepareIndex(name, property);
+  }
   if (options.watch) {
     store.watch((name) => {
       // A key the edit added becomes a resource now (restarting is not needed).

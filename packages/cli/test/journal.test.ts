@@ -99,6 +99,24 @@ test('updates and deletes are journaled as the entities they change, at their po
   ]);
 });
 
+test('inserts and updates of one resource in one group: all land, in memory, after a crash and in the file', async () => {
+  const o = await openFile();
+  const answers = await Promise.all([
+    ...Array.from({ length: 5 }, (_, i) => call(o, 'POST', '/posts', { title: `p${i}` })),
+    call(o, 'PATCH', '/posts/1', { title: 'patched' }),
+    ...Array.from({ length: 5 }, (_, i) => call(o, 'POST', '/posts', { title: `q${i}` })),
+  ]);
+  expect(answers.map((a) => a.status).sort()).toEqual([...Array(10).fill(201), 200].sort());
+  const served = (await call(o, 'GET', '/posts')).body;
+  expect(served).toHaveLength(11);
+  expect(served[0]).toEqual({ id: 1, title: 'patched' });
+  const copy = await crashCopy();
+  quietLog();
+  expect((await call(await openFile(copy), 'GET', '/posts')).body).toEqual(served);
+  await o.store.compact();
+  expect((await onDisk()).posts).toEqual(served);
+});
+
 test('a restart after a crash replays the journal: inserts, updates, deletes and admin data, then compacts it', async () => {
   await writeFile(
     file,
@@ -144,6 +162,18 @@ test('a torn last record (the write a crash cut off, never acknowledged) is igno
   expect((await call(again, 'POST', '/posts', { title: 'later' })).status).toBe(201);
   await again.store.compact();
   expect((await onDisk(copy)).posts.map((p: { title: string }) => p.title)).toEqual(['first', 'acknowledged', 'later']);
+});
+
+test('a journal holding only its first checkpoint (a crash right after creating it) is removed at start', async () => {
+  const copy = path.join(dir, 'other.json');
+  await writeFile(copy, JSON.stringify(FIRST));
+  await writeFile(
+    `${copy}.journal`,
+    `${JSON.stringify({ seq: 0, file: createHash('sha1').update(JSON.stringify(FIRST)).digest('hex') })}\n`,
+  );
+  const again = await openFile(copy);
+  expect((await call(again, 'GET', '/posts')).body).toEqual(FIRST.posts);
+  expect((await readdir(dir)).sort()).toEqual(['db.json', 'other.json']);
 });
 
 test('a damaged journal (a bad line followed by good ones) stops the start and changes nothing', async () => {
