@@ -6,7 +6,7 @@ import { evaluate, pagingCanBePushedDown, type CompiledQuery, type EvaluateOptio
 import { literalValue } from './query/literal.js';
 import { findKey } from './query/locator.js';
 import { DEFAULT_SEARCH_BUDGET, scanSearch } from './query/scan.js';
-import { parseSearchSettings } from './query/search.js';
+import { parseSearchSettings, type SearchPredicate } from './query/search.js';
 import type { Resource } from './resources.js';
 import type { Result } from './results.js';
 import { checkRow, type RowRule } from './rules.js';
@@ -81,20 +81,34 @@ export async function selectOutput(
     request.distinct = meta.select;
   const result = await resource.storage.select(request);
   return evaluateScanning(
-    visible(await collect(result.entities), filter),
+    visible(Array.isArray(result.entities) ? result.entities : await collect(result.entities), filter),
     searching && result.conditionsApplied ? { ...q, search: null } : q,
     { conditionsApplied: result.conditionsApplied, pagingApplied: push && result.pagingApplied },
     budget,
   );
 }
 
-/** evaluate, with the search (if any) scanned first in slices, so other requests keep being answered. */
-async function evaluateScanning(entities: Entity[], q: CompiledQuery, options: EvaluateOptions, budget: number): Promise<Entity[]> {
+/**
+ * evaluate, with the search (if any) scanned first in slices, so other requests keep being
+ * answered. Without a search it answers at once, not through a promise: every promise an
+ * async function returns costs a GET a few turns of the microtask queue.
+ */
+function evaluateScanning(entities: Entity[], q: CompiledQuery, options: EvaluateOptions, budget: number): Entity[] | Promise<Entity[]> {
   if (q.search === null) return evaluate(entities, q, options);
+  return searchThenEvaluate(entities, q, q.search, options, budget);
+}
+
+async function searchThenEvaluate(
+  entities: Entity[],
+  q: CompiledQuery,
+  search: SearchPredicate,
+  options: EvaluateOptions,
+  budget: number,
+): Promise<Entity[]> {
   const m = q.meta;
   const streaming = m.order === null && !m.distinct && m.offset >= 0 && m.limit >= 0;
   const predicate = options.conditionsApplied ? null : q.predicate;
-  const matched = await scanSearch(entities, { predicate, search: q.search, budget, enough: streaming ? m.offset + m.limit : -1 });
+  const matched = await scanSearch(entities, { predicate, search, budget, enough: streaming ? m.offset + m.limit : -1 });
   return evaluate(matched, { ...q, search: null }, { ...options, conditionsApplied: true });
 }
 

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Service } from '@resourcery/core';
-import { parsedBody, toPlainRequest, writeResponse } from '@resourcery/node';
+import { parsedBody, serveRequest, toPlainRequest } from '@resourcery/node';
 
 export interface ExpressMiddlewareOptions {
   /**
@@ -32,9 +32,6 @@ export function createExpressMiddleware(service: Service, options: ExpressMiddle
     // Inside a mounted middleware Express has cut req.baseUrl off req.url; both stay undecoded.
     const plain = toPlainRequest(req, req.url || '/', options.basePath ?? req.baseUrl ?? '');
     if (plain.body !== null && req.readableEnded) plain.body = parsedBody(req.body);
-    Promise.resolve(options.context?.(req, res))
-      .then((context) => service.handle(plain, { context }))
-      .then((response) => writeResponse(res, response))
-      .catch(next);
+    serveRequest(service, plain, options.context?.(req, res), res).catch(next);
   };
 }

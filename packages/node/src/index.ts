@@ -35,13 +35,45 @@ export function parsedBody(body: unknown): PlainRequest['body'] {
 }
 
 /** Writes a plain response, streaming async bodies with back-pressure; stops if the client leaves. */
-export async function writeResponse(res: ServerResponse, response: PlainResponse): Promise<void> {
-  const { body } = response;
-  if (body === null || typeof body === 'string' || body instanceof Uint8Array) {
-    res.writeHead(response.status, body === null ? response.headers : withContentLength(response.headers, body));
-    res.end(body ?? undefined);
-    return;
+export function writeResponse(res: ServerResponse, response: PlainResponse): Promise<void> {
+  try {
+    if (writeWhole(res, response)) return WRITTEN;
+  } catch (error) {
+    return Promise.reject(error);
   }
+  return writeStream(res, response);
+}
+
+const WRITTEN = Promise.resolve();
+
+/** Writes a response whose body is whole (text, bytes or none) at once; false for a streamed body. */
+function writeWhole(res: ServerResponse, response: PlainResponse): boolean {
+  const { body } = response;
+  if (body !== null && typeof body !== 'string' && !(body instanceof Uint8Array)) return false;
+  res.writeHead(response.status, body === null ? response.headers : withContentLength(response.headers, body));
+  res.end(body ?? undefined);
+  return true;
+}
+
+/**
+ * `service.handle`, then the response written. The request goes to the service in the same
+ * turn when there is no context to wait for, and a whole body is written in the turn the
+ * response comes: each promise hop costs a small GET a measurable part of its time
+ * (docs/performance.md). Rejects when the library itself failed.
+ */
+export function serveRequest(service: Service, request: PlainRequest, context: unknown, res: ServerResponse): Promise<void> {
+  const handled = isThenable(context)
+    ? Promise.resolve(context).then((value) => service.handle(request, { context: value }))
+    : service.handle(request, context === undefined ? undefined : { context });
+  return handled.then((response) => (writeWhole(res, response) ? undefined : writeStream(res, response)));
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | null)?.then === 'function';
+}
+
+async function writeStream(res: ServerResponse, response: PlainResponse): Promise<void> {
+  const body = response.body as AsyncIterable<Uint8Array | string>;
   res.writeHead(response.status, response.headers);
   const iterator = body[Symbol.asyncIterator]();
   let closed = false;
@@ -101,13 +133,10 @@ export function createNodeListener(service: Service, options: NodeAdapterOptions
       res.writeHead(404, { 'content-type': 'text/plain' }).end('Not found');
       return;
     }
-    Promise.resolve(options.context?.(req, res))
-      .then((context) => service.handle(toPlainRequest(req, uri, basePath), { context }))
-      .then((response) => writeResponse(res, response))
-      .catch((error) => {
-        if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' }).end(String(error));
-        else res.destroy(error);
-      });
+    serveRequest(service, toPlainRequest(req, uri, basePath), options.context?.(req, res), res).catch((error) => {
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' }).end(String(error));
+      else res.destroy(error);
+    });
   };
 }
 

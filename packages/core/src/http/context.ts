@@ -7,16 +7,28 @@ import type { BodyChunk, HeaderValue, PlainRequest } from './types.js';
 
 export type Headers = Record<string, string>;
 
-/** Lower-cases header names and joins repeated values, as HTTP allows. */
+/**
+ * Lower-cases header names and joins repeated values, as HTTP allows. Headers that are so
+ * already (node:http's `req.headers`) are used as they are: copying them was a fixed cost
+ * of every request. They are only read, never changed (a macro replaces them).
+ */
 export function normalizeHeaders(headers: Record<string, HeaderValue> | undefined): Headers {
+  if (!headers) return {};
+  if (normalized(headers)) return headers as Headers;
   const out: Headers = {};
-  if (!headers) return out;
   for (const name in headers) {
     const v = headers[name];
     if (v === undefined) continue;
     out[name.toLowerCase()] = Array.isArray(v) ? v.join(', ') : String(v);
   }
   return out;
+}
+
+function normalized(headers: Record<string, HeaderValue>): boolean {
+  for (const name in headers) {
+    if (typeof headers[name] !== 'string' || name.toLowerCase() !== name) return false;
+  }
+  return true;
 }
 
 /** One request as it moves through the pipeline. */
