@@ -94,7 +94,8 @@ export class FileStore {
     if (options.writable === false) return store;
     await removeLeftovers(file);
     if (content) {
-      store.seq = Math.max(0, ...content.lines.map((l) => l.seq));
+      // A loop, not Math.max(...): a journal may hold more lines than a call takes arguments.
+      for (const line of content.lines) store.seq = Math.max(store.seq, line.seq);
       store.journal = await JournalFile.adopt(journalPath(file), content);
       store.oldestJournaled = Date.now();
       await store.compact().catch((e) => {

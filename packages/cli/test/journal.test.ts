@@ -176,6 +176,19 @@ test('a journal holding only its first checkpoint (a crash right after creating 
   expect((await readdir(dir)).sort()).toEqual(['db.json', 'other.json']);
 });
 
+test('a long journal (more lines than a call takes arguments) is replayed, and numbering goes on after it', async () => {
+  const hash = createHash('sha1').update(JSON.stringify(FIRST)).digest('hex');
+  const lines = [JSON.stringify({ seq: 0, file: hash })];
+  for (let seq = 1; seq <= 200_000; seq++) lines.push(JSON.stringify({ seq, w: [] }));
+  lines.push(JSON.stringify({ seq: 200_001, w: [{ r: 'posts', a: [{ id: 2, title: 'last' }] }] }));
+  await writeFile(`${file}.journal`, `${lines.join('\n')}\n`);
+  quietLog();
+  const o = await openFile(file, { ...MANUAL });
+  expect((await call(o, 'GET', '/posts/_/select=title')).body).toEqual([{ title: 'first' }, { title: 'last' }]);
+  expect((await call(o, 'POST', '/posts', { title: 'next' })).status).toBe(201);
+  expect((await journalLines()).at(-1).seq).toBe(200_002);
+});
+
 test('a damaged journal (a bad line followed by good ones) stops the start and changes nothing', async () => {
   const o = await openFile();
   expect((await call(o, 'POST', '/posts', { title: 'a' })).status).toBe(201);
