@@ -1,4 +1,5 @@
-export { createService, Service, type ServiceOptions, type ErrorInfo } from './service.js';
+export { createService, Service, type ServiceOptions } from './service.js';
+export type { ErrorInfo } from './pipeline.js';
 export type { Caller, CallerRequest, Authenticate, HandleOptions } from './caller.js';
 export type { ResourceRules } from './rules.js';
 export type { ResourceHooks } from './hooks.js';

@@ -6,7 +6,7 @@ import type { RequestContext } from './http/context.js';
 import { Lru } from './lru.js';
 import type { Protocols } from './protocols.js';
 import type { Entity } from './query/conditions.js';
-import type { Service } from './service.js';
+import type { ResourceDefinition } from './resources.js';
 import { SELECT_ALL, type Storage, type WriteBatch } from './storage/storage.js';
 
 export const MACRO_RESOURCE = 'Service.Admin.Macro';
@@ -41,17 +41,20 @@ export class Macros {
   private readonly byName: AdminCache<Map<string, Macro>>;
   private readonly rewrites = new Lru<string, Rewrite>(2000);
 
-  private readonly protocols: Protocols;
+  /** The Macro resource, for the service to declare. */
+  readonly definition: ResourceDefinition<Macro>;
 
-  constructor(service: Service) {
-    this.protocols = service.protocols;
-    this.storage = service.adminStorage(MACRO_RESOURCE);
+  constructor(
+    storage: Storage,
+    private readonly protocols: Protocols,
+  ) {
+    this.storage = storage;
     this.byName = new AdminCache(
       this.storage,
       () => this.load(),
       () => this.rewrites.clear(),
     );
-    service.addResource<Macro>({
+    this.definition = {
       name: MACRO_RESOURCE,
       description: 'Macros: stored request templates, called as /$<name>',
       storage: this.uniqueNames(this.storage),
@@ -61,7 +64,7 @@ export class Macros {
       events: false,
       beforeWrite: (entity, change) => this.validate(entity, change.existing),
       afterWrite: () => this.invalidate(),
-    });
+    };
   }
 
   invalidate(): void {

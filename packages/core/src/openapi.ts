@@ -7,8 +7,9 @@
 import { ERROR_CODES } from './errors.js';
 import { META_KEYS } from './grammar/parse.js';
 import type { Method } from './http/types.js';
-import type { Resource } from './resources.js';
-import type { Service } from './service.js';
+import type { Resource, ResourceRegistry } from './resources.js';
+import type { Events } from './events.js';
+import type { Protocols } from './protocols.js';
 
 export interface OpenApiOptions {
   /** Mount path of the service (`/api`); the document's server URL. */
@@ -56,6 +57,15 @@ const META_DESCRIPTIONS: Record<string, string> = {
   safepost: 'POST updates entities that match on these comma-separated properties instead of inserting',
 };
 
+/** What the document describes: a service's resources, events and content types. */
+export interface Described {
+  readonly resources: ResourceRegistry;
+  readonly events: Events;
+  readonly protocols: Protocols;
+  /** Whether requests must authenticate. */
+  readonly authenticates: boolean;
+}
+
 /** `Person.Admin` -> `Person.Admin`; letters outside [A-Za-z0-9._-] become `_` (component names allow no others). */
 export function componentName(name: string): string {
   return name.replace(/[^A-Za-z0-9._-]/g, '_');
@@ -65,7 +75,7 @@ function ref(name: string): Json {
   return { $ref: `#/components/schemas/${name}` };
 }
 
-export function openApiDocument(service: Service, options: OpenApiOptions = {}): Json {
+export function openApiDocument(service: Described, options: OpenApiOptions = {}): Json {
   const resources = service.resources.all();
   const entityResources = resources.filter((r) => r.kind === 'EntityResource');
   const schemas: Json = {
@@ -199,7 +209,7 @@ function parameters(): Json {
 }
 
 /** What a GET can be answered with: one content entry per writable content type. */
-function responseContent(service: Service, entity: string): Json {
+function responseContent(service: Described, entity: string): Json {
   const content: Json = {};
   for (const p of service.protocols.entities()) {
     for (const t of p.ContentTypes as Array<{ MimeType: string; CanWrite: boolean }>) {
@@ -213,7 +223,7 @@ function responseContent(service: Service, entity: string): Json {
   return content;
 }
 
-function requestContent(service: Service, entity: string): Json {
+function requestContent(service: Described, entity: string): Json {
   const body = { oneOf: [ref(entity), { type: 'array', items: ref(entity) }] };
   const content: Json = {};
   for (const p of service.protocols.entities()) {
@@ -235,7 +245,7 @@ const SUMMARY: Record<string, string> = {
   DELETE: 'Delete the entities that match (more than one needs unsafe=true)',
 };
 
-function operation(service: Service, r: Resource, entity: string, method: Method, suffix: string): Json {
+function operation(service: Described, r: Resource, entity: string, method: Method, suffix: string): Json {
   const op: Json = {
     tags: [r.name],
     summary: SUMMARY[method],
@@ -256,7 +266,7 @@ function operation(service: Service, r: Resource, entity: string, method: Method
   return op;
 }
 
-function pathItem(service: Service, r: Resource, entity: string, suffix: string, params: boolean): Json {
+function pathItem(service: Described, r: Resource, entity: string, suffix: string, params: boolean): Json {
   const item: Json = { summary: r.description || r.name };
   if (params) item.parameters = [{ $ref: '#/components/parameters/conditions' }, { $ref: '#/components/parameters/metaConditions' }];
   for (const method of r.methods) {
@@ -271,7 +281,7 @@ function pathItem(service: Service, r: Resource, entity: string, suffix: string,
   return item;
 }
 
-function resourcePaths(service: Service, r: Resource, entity: string): Json {
+function resourcePaths(service: Described, r: Resource, entity: string): Json {
   const paths: Json = {};
   paths[`/${r.name}`] = pathItem(service, r, entity, '', false);
   paths[`/${r.name}/{conditions}/{metaConditions}`] = pathItem(service, r, entity, '_query', true);
@@ -290,7 +300,7 @@ export function keyPath(r: Resource): string {
 }
 
 /** The path item of one entity addressed by its key (DESIGN 13): every method but POST. */
-function keyItem(service: Service, r: Resource, entity: string): Json {
+function keyItem(service: Described, r: Resource, entity: string): Json {
   const key = r.key!;
   const item: Json = {
     summary: `One ${r.name} by its key`,
@@ -345,7 +355,7 @@ function rootPath(): Json {
   };
 }
 
-function eventItem(service: Service, r: Resource): Json {
+function eventItem(service: Described, r: Resource): Json {
   const definition = service.events.get(r.name);
   const content: Json = definition?.contentType
     ? { [definition.contentType]: { schema: { type: 'string', contentMediaType: definition.contentType } } }

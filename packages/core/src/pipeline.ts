@@ -1,20 +1,56 @@
 import { ruleMethod, type Caller } from './caller.js';
 import type { ContentType } from './content-types/content-type.js';
-import { ServiceError } from './errors.js';
+import { checkNesting } from './content-types/nesting.js';
+import { ERROR_RESOURCE, errorBody, type ErrorRecords } from './error-records.js';
+import { ServiceError, toServiceError } from './errors.js';
+import type { Events } from './events.js';
 import { parseUri } from './grammar/parse.js';
 import { RequestContext } from './http/context.js';
 import type { PlainRequest, PlainResponse } from './http/types.js';
+import type { LocalRequests } from './local-requests.js';
+import type { Macros } from './macros.js';
 import { OPERATIONS } from './operations.js';
-import type { Origin } from './origin.js';
-import { rootResponse } from './root.js';
+import { Origin } from './origin.js';
+import { rootResponse, type RootHost } from './root.js';
 import type { Negotiated } from './protocols.js';
 import type { Entity } from './query/conditions.js';
-import type { Resource } from './resources.js';
+import type { Resource, ResourceRegistry } from './resources.js';
 import type { Result } from './results.js';
-import type { Service } from './service.js';
-import { sendToDestination } from './source-destination.js';
+import { readSource, sendToDestination, type HeaderRequestDeps } from './source-destination.js';
 
 export const LISTING = 'Service.AvailableResource';
+
+/** Local requests (macros, webhooks, Source) may nest this deep before a loop is assumed. */
+export const MAX_DEPTH = 16;
+
+/** What `onError` learns besides the error. */
+export interface ErrorInfo {
+  method: string;
+  uri: string;
+  /** The caller's context and principal (the principal is undefined when authentication failed). */
+  caller: Caller;
+  /** The thrown value before it became a ServiceError (its stack). */
+  cause: unknown;
+}
+
+/** What the pipeline runs requests against: parts the service (the composition root) wires, never the service itself. */
+export interface PipelineHost extends RootHost {
+  readonly resources: ResourceRegistry;
+  readonly events: Events;
+  readonly macros: Macros;
+  readonly errors: ErrorRecords;
+  /** Source and Destination headers. */
+  readonly headerRequests: HeaderRequestDeps;
+  readonly options: {
+    readonly maxBodyBytes: number;
+    readonly maxNestingDepth: number;
+    readonly searchBudget: number;
+    readonly maxCausedRequests: number;
+    readonly onError?: (error: ServiceError, info: ErrorInfo) => void;
+  };
+  /** 403 when the caller may not use the method on the resource. */
+  authorize(caller: Caller, resource: string, method: string): void;
+}
 
 /**
  * The request pipeline, in order:
@@ -22,7 +58,7 @@ export const LISTING = 'Service.AvailableResource';
  * -> write result. Every failure is a ServiceError turned into a response in one place.
  */
 export async function handle(
-  service: Service,
+  service: PipelineHost,
   request: PlainRequest,
   depth = 0,
   context?: unknown,
@@ -58,7 +94,7 @@ export async function handle(
       resource,
       query,
       // Read once: a retried operation (Conflict) or a Source GET must not run twice.
-      input: once(() => service.readInput(ctx)),
+      input: once(() => readInput(service, ctx)),
       changed: (kind, entities) => changed(service, resource, kind, entities, ctx),
       authorize,
       caller,
@@ -66,14 +102,116 @@ export async function handle(
       searchBudget: service.options.searchBudget,
     });
     const destination = ctx.method === 'GET' ? ctx.header('destination') : undefined;
-    if (destination !== undefined) result = await sendToDestination(service, ctx, result, destination);
+    if (destination !== undefined) result = await sendToDestination(service.headerRequests, ctx, result, destination);
     return respond(ctx, resource, output, result);
   } catch (e) {
-    return service.errorResponse(ctx, e);
+    return errorResponse(service, ctx, e);
   }
 }
 
-async function changed(service: Service, resource: Resource, kind: string, entities: Entity[], ctx: RequestContext): Promise<void> {
+/**
+ * Local requests through this pipeline, one level deeper each: on the caller's behalf
+ * (Source, Destination) with the caller's context; webhook deliveries pass none. Each
+ * counts against its origin's bound: past it, the answer is 508 (see `refuse`).
+ */
+export function localRequests(host: PipelineHost): LocalRequests {
+  const local: LocalRequests = {
+    maxCaused: host.options.maxCausedRequests,
+    handle(request, depth, context, origin = new Origin()) {
+      if (depth > MAX_DEPTH)
+        return Promise.reject(new ServiceError('InfiniteLoopDetected', `Local requests nested more than ${MAX_DEPTH} deep`));
+      if (!origin.take(host.options.maxCausedRequests)) return refuse(host, request, origin, depth, context);
+      return handle(host, request, depth, context, origin);
+    },
+    refuse: (request, origin, depth, error) => refuse(host, request, origin, depth, undefined, error),
+  };
+  return local;
+}
+
+/**
+ * The answer to a request one origin caused past `maxCausedRequests` (or, given, past
+ * another loop limit): 508 InfiniteLoopDetected. Only the first refusal of an origin makes
+ * an Error record (and tells onError); later ones link to it, so a runaway loop cannot
+ * flush the records.
+ */
+async function refuse(
+  host: PipelineHost,
+  request: PlainRequest,
+  origin: Origin,
+  depth: number,
+  context?: unknown,
+  error = new ServiceError(
+    'InfiniteLoopDetected',
+    `One client request caused more than ${host.options.maxCausedRequests} local requests and webhook deliveries (${origin.id}): the rest are stopped (service option maxCausedRequests)`,
+  ),
+): Promise<PlainResponse> {
+  const ctx = new RequestContext(request, host.options.maxBodyBytes, depth, context, origin);
+  if (origin.refusal !== undefined) return errorResponse(host, ctx, error, origin.refusal);
+  let link!: (value: string | undefined) => void;
+  origin.refusal = new Promise((resolve) => (link = resolve));
+  const response = await errorResponse(host, ctx, error);
+  link(response.headers.errorinfo);
+  return response;
+}
+
+/** The entities a POST/PUT/PATCH writes: from the body (or the Source header). */
+async function readInput(host: PipelineHost, ctx: RequestContext): Promise<Entity[]> {
+  const entities = await readEntities(host, ctx);
+  // Before anything walks them: deeper input would overflow recursive code (stringify, copies).
+  checkNesting(entities, host.options.maxNestingDepth);
+  return entities;
+}
+
+async function readEntities(host: PipelineHost, ctx: RequestContext): Promise<Entity[]> {
+  const source = ctx.header('source');
+  if (source !== undefined) return readSource(host.headerRequests, ctx, source);
+  const body = await ctx.body();
+  if (body === null) throw new ServiceError('NoDataSource', `${ctx.method} needs a body (one entity or an array of entities)`);
+  const { contentType, params } = host.protocols.forContentType(ctx.header('content-type'));
+  return contentType.read!(body, { params });
+}
+
+/**
+ * Turns any failure into the error response of SPEC 7, storing an Error record (not for
+ * 401); `recorded`: the link of a record already made for it instead.
+ */
+export async function errorResponse(
+  host: Pick<PipelineHost, 'options' | 'errors'>,
+  ctx: RequestContext,
+  thrown: unknown,
+  recorded?: Promise<string | undefined>,
+): Promise<PlainResponse> {
+  const error = toServiceError(thrown);
+  const { onError } = host.options;
+  if (error.status >= 500 && onError && recorded === undefined) {
+    try {
+      onError(error, {
+        method: ctx.method,
+        uri: ctx.uri,
+        caller: { context: ctx.context, principal: ctx.principal, method: ctx.method },
+        cause: thrown,
+      });
+    } catch {
+      // A failing logger must not change the answer.
+    }
+  }
+  let moreInfoAt = await recorded;
+  if (recorded === undefined && error.code !== 'NotAuthorized') {
+    try {
+      moreInfoAt = `${ctx.basePath}/${ERROR_RESOURCE}/id=${await host.errors.record(ctx, error)}`;
+    } catch {
+      // A failing error store must not hide the original error.
+    }
+  }
+  const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8', ...error.headers };
+  if (moreInfoAt) headers.errorinfo = moreInfoAt;
+  // A page's script (the explorer) asks for no Basic challenge: browsers would answer it with a login dialog.
+  if (error.code === 'NotAuthorized' && ctx.header('x-requested-with') !== undefined) delete headers['www-authenticate'];
+  const body = ctx.method === 'HEAD' ? null : JSON.stringify(errorBody(error, ctx, moreInfoAt));
+  return { status: error.status, headers, body };
+}
+
+async function changed(service: PipelineHost, resource: Resource, kind: string, entities: Entity[], ctx: RequestContext): Promise<void> {
   if (resource.raisesEvents && entities.length > 0)
     await service.events.raise(
       `${resource.name}.${kind}`,

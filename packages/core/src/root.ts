@@ -7,11 +7,19 @@ import { parseAccept } from './content-types/negotiation.js';
 import { explorerPage } from './explorer.js';
 import type { RequestContext } from './http/context.js';
 import type { PlainResponse } from './http/types.js';
-import { OPENAPI_MEDIA_TYPES } from './openapi.js';
-import type { Service } from './service.js';
+import { OPENAPI_MEDIA_TYPES, type OpenApiOptions } from './openapi.js';
+import type { Protocols } from './protocols.js';
+
+/** What `GET /` is answered from. */
+export interface RootHost {
+  readonly protocols: Protocols;
+  /** The caller's principal; throws 401. */
+  authenticate(ctx: RequestContext): unknown;
+  openapi(options: OpenApiOptions): Record<string, unknown>;
+}
 
 /** The answer to `GET /` when it is not the JSON listing; undefined otherwise. */
-export function rootResponse(service: Service, ctx: RequestContext): PlainResponse | Promise<PlainResponse> | undefined {
+export function rootResponse(service: RootHost, ctx: RequestContext): PlainResponse | Promise<PlainResponse> | undefined {
   if ((ctx.method !== 'GET' && ctx.method !== 'HEAD') || (ctx.uri !== '/' && ctx.uri !== '')) return undefined;
   const accept = ctx.header('accept');
   if (accept === undefined) return undefined;
@@ -31,7 +39,7 @@ export function rootResponse(service: Service, ctx: RequestContext): PlainRespon
   return undefined;
 }
 
-async function openapiResponse(service: Service, ctx: RequestContext, requested: string): Promise<PlainResponse> {
+async function openapiResponse(service: RootHost, ctx: RequestContext, requested: string): Promise<PlainResponse> {
   // The document names every resource: it needs a valid key, as the listing does.
   ctx.principal = await service.authenticate(ctx);
   const type = requested.endsWith('yaml')

@@ -3,18 +3,19 @@ import { Ajv } from 'ajv';
 import { apiKeys, Auth, type ApiKeyConfig } from './auth.js';
 import { ruleMethod, runAuthenticate, type Authenticate, type Caller, type HandleOptions } from './caller.js';
 import type { ProtocolProvider } from './content-types/content-type.js';
-import { checkNesting, DEFAULT_MAX_NESTING, MAX_NESTING_LIMIT } from './content-types/nesting.js';
-import { ERROR_RESOURCE, ErrorRecords, errorBody, type ErrorRecord } from './error-records.js';
-import { toServiceError, ServiceError } from './errors.js';
+import { DEFAULT_MAX_NESTING, MAX_NESTING_LIMIT } from './content-types/nesting.js';
+import { ERROR_RESOURCE, ErrorRecords, type ErrorRecord } from './error-records.js';
+import { ServiceError } from './errors.js';
 import { Events, type EventDefinition, type EventPayload } from './events.js';
 import { RequestContext } from './http/context.js';
 import { Cors, type CorsOptions } from './http/cors.js';
 import { fromFetchRequest, toFetchResponse } from './http/fetch.js';
 import type { PlainRequest, PlainResponse } from './http/types.js';
-import { Macros } from './macros.js';
-import { DEFAULT_MAX_CAUSED, Origin } from './origin.js';
+import { MACRO_RESOURCE, Macros } from './macros.js';
+import type { LocalRequests } from './local-requests.js';
+import { DEFAULT_MAX_CAUSED } from './origin.js';
 import { openApiDocument, type OpenApiOptions } from './openapi.js';
-import { handle, LISTING } from './pipeline.js';
+import { errorResponse, handle, LISTING, localRequests, type ErrorInfo, type PipelineHost } from './pipeline.js';
 import { Protocols } from './protocols.js';
 import type { Entity } from './query/conditions.js';
 import { Resource, ResourceRegistry, type ResourceDefinition } from './resources.js';
@@ -22,8 +23,7 @@ import { ComputedStorage } from './storage/computed.js';
 import { MemoryStorage } from './storage/memory.js';
 import type { Storage } from './storage/storage.js';
 import { DEFAULT_SEARCH_BUDGET } from './query/scan.js';
-import type { WebhookOptions } from './webhooks/delivery.js';
-import { readSource } from './source-destination.js';
+import { resolveWebhookOptions, type WebhookOptions } from './webhooks/delivery.js';
 import { Webhooks } from './webhooks/webhooks.js';
 
 export interface ServiceOptions {
@@ -67,16 +67,6 @@ export interface ServiceOptions {
   compiledQueries?: boolean;
 }
 
-/** What `onError` learns besides the error. */
-export interface ErrorInfo {
-  method: string;
-  uri: string;
-  /** The caller's context and principal (the principal is undefined when authentication failed). */
-  caller: Caller;
-  /** The thrown value before it became a ServiceError (its stack). */
-  cause: unknown;
-}
-
 /** The options as the service runs them; API keys are not kept here (only their digests, in the authenticator). */
 type ResolvedOptions = Required<
   Pick<
@@ -85,9 +75,6 @@ type ResolvedOptions = Required<
   >
 > &
   Omit<ServiceOptions, 'apiKeys'>;
-
-/** Local requests (macros, webhooks, Source) may nest this deep before a loop is assumed. */
-export const MAX_DEPTH = 16;
 
 export class Service {
   readonly options: ResolvedOptions;
@@ -101,6 +88,10 @@ export class Service {
   private readonly ajv = new Ajv({ allErrors: true, strict: false });
   private readonly closers: Array<() => void | Promise<void>> = [];
   private readonly cors?: Cors;
+  /** The parts requests run against (pipeline.ts). */
+  private readonly host: PipelineHost;
+  /** Requests the service makes to itself (Source, Destination, webhooks). */
+  private readonly local: LocalRequests;
 
   constructor(options: ServiceOptions = {}) {
     const { apiKeys: keys, ...rest } = options;
@@ -151,8 +142,42 @@ export class Service {
       storage: errorStorage,
       events: false,
     });
-    this.macros = new Macros(this);
-    this.webhooks = new Webhooks(this);
+    this.macros = new Macros(this.adminStorage(MACRO_RESOURCE), this.protocols);
+    this.addResource(this.macros.definition);
+    const webhookOptions = resolveWebhookOptions(this.options.webhooks);
+    const outgoing = { allowPrivate: this.options.allowPrivateDestinations, timeoutMs: webhookOptions.timeoutMs };
+    // Built before the pipeline that answers them: local requests only run once requests do.
+    const local: LocalRequests = {
+      maxCaused: this.options.maxCausedRequests,
+      handle: (...args) => this.local.handle(...args),
+      refuse: (...args) => this.local.refuse(...args),
+    };
+    const headerRequests = { protocols: this.protocols, local, outgoing, maxBodyBytes: this.options.maxBodyBytes };
+    this.webhooks = new Webhooks({
+      resources: this.resources,
+      events: this.events,
+      protocols: this.protocols,
+      allowPrivateDestinations: this.options.allowPrivateDestinations,
+      local,
+      outgoing,
+      options: webhookOptions,
+      storage: (name) => this.adminStorage(name),
+    });
+    for (const definition of this.webhooks.definitions) this.addResource(definition);
+    this.onClose(() => this.webhooks.close());
+    this.host = {
+      resources: this.resources,
+      events: this.events,
+      protocols: this.protocols,
+      macros: this.macros,
+      errors: this.errors,
+      headerRequests,
+      options: this.options,
+      authenticate: (ctx) => this.authenticate(ctx),
+      authorize: (caller, resource, method) => this.authorize(caller, resource, method),
+      openapi: (options) => this.openapi(options),
+    };
+    this.local = localRequests(this.host);
   }
 
   /** Storage for a built-in admin resource. */
@@ -199,49 +224,12 @@ export class Service {
   /** The core contract: a plain request (and the app's context) in, a plain response out. */
   handle(request: PlainRequest, options?: HandleOptions): Promise<PlainResponse> {
     const context = options?.context;
-    if (this.cors === undefined) return handle(this, request, 0, context);
+    if (this.cors === undefined) return handle(this.host, request, 0, context);
     return this.cors.handle(
       request,
-      () => handle(this, request, 0, context),
-      (error) => this.errorResponse(new RequestContext(request, this.options.maxBodyBytes, 0, context), error),
+      () => handle(this.host, request, 0, context),
+      (error) => errorResponse(this.host, new RequestContext(request, this.options.maxBodyBytes, 0, context), error),
     );
-  }
-
-  /**
-   * A local request made by the service itself, one level deeper: on the caller's behalf
-   * (Source, Destination) with the caller's context; webhook deliveries pass none. It
-   * counts against its origin's bound: past it, the answer is 508 (see `refusal`).
-   */
-  handleLocal(request: PlainRequest, depth: number, context?: unknown, origin: Origin = new Origin()): Promise<PlainResponse> {
-    if (depth > MAX_DEPTH)
-      return Promise.reject(new ServiceError('InfiniteLoopDetected', `Local requests nested more than ${MAX_DEPTH} deep`));
-    if (!origin.take(this.options.maxCausedRequests)) return this.refusal(request, origin, depth, context);
-    return handle(this, request, depth, context, origin);
-  }
-
-  /**
-   * The answer to a request one origin caused past `maxCausedRequests` (or, given, past
-   * another loop limit): 508 InfiniteLoopDetected. Only the first refusal of an origin makes
-   * an Error record (and tells onError); later ones link to it, so a runaway loop cannot
-   * flush the records.
-   */
-  async refusal(
-    request: PlainRequest,
-    origin: Origin,
-    depth: number,
-    context?: unknown,
-    error = new ServiceError(
-      'InfiniteLoopDetected',
-      `One client request caused more than ${this.options.maxCausedRequests} local requests and webhook deliveries (${origin.id}): the rest are stopped (service option maxCausedRequests)`,
-    ),
-  ): Promise<PlainResponse> {
-    const ctx = new RequestContext(request, this.options.maxBodyBytes, depth, context, origin);
-    if (origin.refusal !== undefined) return this.errorResponse(ctx, error, origin.refusal);
-    let link!: (value: string | undefined) => void;
-    origin.refusal = new Promise((resolve) => (link = resolve));
-    const response = await this.errorResponse(ctx, error);
-    link(response.headers.errorinfo);
-    return response;
   }
 
   /**
@@ -285,57 +273,6 @@ export class Service {
 
   async close(): Promise<void> {
     for (const fn of this.closers.splice(0)) await fn();
-  }
-
-  /** The entities a POST/PUT/PATCH writes: from the body (or the Source header). */
-  async readInput(ctx: RequestContext): Promise<Entity[]> {
-    const entities = await this.readEntities(ctx);
-    // Before anything walks them: deeper input would overflow recursive code (stringify, copies).
-    checkNesting(entities, this.options.maxNestingDepth);
-    return entities;
-  }
-
-  private async readEntities(ctx: RequestContext): Promise<Entity[]> {
-    const source = ctx.header('source');
-    if (source !== undefined) return readSource(this, ctx, source);
-    const body = await ctx.body();
-    if (body === null) throw new ServiceError('NoDataSource', `${ctx.method} needs a body (one entity or an array of entities)`);
-    const { contentType, params } = this.protocols.forContentType(ctx.header('content-type'));
-    return contentType.read!(body, { params });
-  }
-
-  /**
-   * Turns any failure into the error response of SPEC 7, storing an Error record (not for
-   * 401); `recorded`: the link of a record already made for it instead.
-   */
-  async errorResponse(ctx: RequestContext, thrown: unknown, recorded?: Promise<string | undefined>): Promise<PlainResponse> {
-    const error = toServiceError(thrown);
-    if (error.status >= 500 && this.options.onError && recorded === undefined) {
-      try {
-        this.options.onError(error, {
-          method: ctx.method,
-          uri: ctx.uri,
-          caller: { context: ctx.context, principal: ctx.principal, method: ctx.method },
-          cause: thrown,
-        });
-      } catch {
-        // A failing logger must not change the answer.
-      }
-    }
-    let moreInfoAt = await recorded;
-    if (recorded === undefined && error.code !== 'NotAuthorized') {
-      try {
-        moreInfoAt = `${ctx.basePath}/${ERROR_RESOURCE}/id=${await this.errors.record(ctx, error)}`;
-      } catch {
-        // A failing error store must not hide the original error.
-      }
-    }
-    const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8', ...error.headers };
-    if (moreInfoAt) headers.errorinfo = moreInfoAt;
-    // A page's script (the explorer) asks for no Basic challenge: browsers would answer it with a login dialog.
-    if (error.code === 'NotAuthorized' && ctx.header('x-requested-with') !== undefined) delete headers['www-authenticate'];
-    const body = ctx.method === 'HEAD' ? null : JSON.stringify(errorBody(error, ctx, moreInfoAt));
-    return { status: error.status, headers, body };
   }
 
   private listing(): Entity[] {

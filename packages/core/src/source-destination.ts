@@ -4,7 +4,8 @@ import type { RequestContext } from './http/context.js';
 import { METHODS, type PlainResponse } from './http/types.js';
 import type { Entity } from './query/conditions.js';
 import type { Result } from './results.js';
-import type { Service } from './service.js';
+import type { LocalRequests, OutgoingPolicy } from './local-requests.js';
+import type { Protocols } from './protocols.js';
 import { isAbsolute, refusedResolved, outgoingFetch } from './webhooks/guard.js';
 import { collectBody, headerValue, serializeEntities } from './webhooks/payload.js';
 
@@ -20,6 +21,15 @@ export interface HeaderRequest {
   uri: string;
   /** Lower-case names. */
   headers: Record<string, string>;
+}
+
+/** What Source and Destination requests are made with (service.ts wires it). */
+export interface HeaderRequestDeps {
+  readonly protocols: Protocols;
+  readonly local: LocalRequests;
+  readonly outgoing: OutgoingPolicy;
+  /** Largest body read from an answer (service option maxBodyBytes). */
+  readonly maxBodyBytes: number;
 }
 
 type Which = 'Source' | 'Destination';
@@ -88,14 +98,20 @@ function passedOn(get: (name: string) => string | null | undefined): Record<stri
   return out;
 }
 
-async function run(service: Service, ctx: RequestContext, which: Which, request: HeaderRequest, body: Buffer | null): Promise<Answer> {
-  const limit = service.options.maxBodyBytes;
+async function run(
+  deps: HeaderRequestDeps,
+  ctx: RequestContext,
+  which: Which,
+  request: HeaderRequest,
+  body: Buffer | null,
+): Promise<Answer> {
+  const limit = deps.maxBodyBytes;
   if (request.uri.startsWith('/')) {
     const headers = { ...request.headers };
     // The caller's own key: a local Source or Destination acts with the caller's rights.
     const authorization = ctx.header('authorization');
     if (headers.authorization === undefined && authorization !== undefined) headers.authorization = authorization;
-    const response: PlainResponse = await service.handleLocal(
+    const response: PlainResponse = await deps.local.handle(
       { method: request.method, uri: request.uri, headers, body, basePath: ctx.basePath },
       ctx.depth + 1,
       ctx.context,
@@ -121,14 +137,14 @@ async function run(service: Service, ctx: RequestContext, which: Which, request:
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') fail(which, `'${request.uri}' must use http or https`);
   if (url.username || url.password) fail(which, 'the URL may not hold credentials: pass an Authorization header instead');
-  if (!service.options.allowPrivateDestinations) {
+  if (!deps.outgoing.allowPrivate) {
     const reason = await refusedResolved(url).catch((e: Error) => fail(which, `cannot resolve ${url.hostname}: ${e.message}`));
     if (reason !== null) fail(which, `${request.uri} is refused: ${reason}`);
   }
-  const timeoutMs = service.webhooks.options.timeoutMs;
+  const timeoutMs = deps.outgoing.timeoutMs;
   const signal = AbortSignal.timeout(timeoutMs);
   try {
-    const response = await outgoingFetch(service.options.allowPrivateDestinations)(url, {
+    const response = await outgoingFetch(deps.outgoing.allowPrivate)(url, {
       method: request.method,
       headers: request.headers,
       body,
@@ -162,18 +178,18 @@ async function run(service: Service, ctx: RequestContext, which: Which, request:
 }
 
 /** The entities of a POST, PUT or PATCH whose request names a Source. */
-export async function readSource(service: Service, ctx: RequestContext, value: string): Promise<Entity[]> {
+export async function readSource(deps: HeaderRequestDeps, ctx: RequestContext, value: string): Promise<Entity[]> {
   const request = parseHeaderRequest(value, 'Source');
   if (request.method !== 'GET') fail('Source', `the source request must be a GET, not ${request.method}`);
   request.headers.accept ??= 'application/json;raw=true';
-  const answer = await run(service, ctx, 'Source', request, null);
+  const answer = await run(deps, ctx, 'Source', request, null);
   if (answer.status >= 300) {
     fail('Source', `GET ${request.uri} answered ${answer.status}: ${answer.body.toString('utf8').slice(0, 300)}`);
   }
   if (answer.status === 204 || answer.body.length === 0) return [];
   let negotiated;
   try {
-    negotiated = service.protocols.forContentType(answer.contentType);
+    negotiated = deps.protocols.forContentType(answer.contentType);
   } catch (e) {
     return fail('Source', `GET ${request.uri} gave data that cannot be read: ${(e as Error).message}`, 'InvalidSourceData');
   }
@@ -185,21 +201,21 @@ export async function readSource(service: Service, ctx: RequestContext, value: s
 }
 
 /** Sends a GET's entities to the request's Destination; the result is the destination's answer. */
-export async function sendToDestination(service: Service, ctx: RequestContext, result: Result, value: string): Promise<Result> {
+export async function sendToDestination(deps: HeaderRequestDeps, ctx: RequestContext, result: Result, value: string): Promise<Result> {
   const request = parseHeaderRequest(value, 'Destination');
   const entities = result.kind === 'entities' ? result.entities : result.kind === 'change' ? result.data : [];
   let body: Buffer | null = null;
   if (request.method !== 'GET' && request.method !== 'HEAD') {
     let serialized;
     try {
-      serialized = await serializeEntities(service, entities, headerValue(request.headers, 'content-type'));
+      serialized = await serializeEntities(deps.protocols, entities, headerValue(request.headers, 'content-type'));
     } catch (e) {
       return fail('Destination', (e as Error).message);
     }
     body = serialized.body;
     request.headers['content-type'] = serialized.contentType;
   }
-  const answer = await run(service, ctx, 'Destination', request, body);
+  const answer = await run(deps, ctx, 'Destination', request, body);
   const headers: Record<string, string> = { ...answer.passed };
   if (answer.contentType !== undefined && answer.body.length > 0) headers['content-type'] = answer.contentType;
   return { kind: 'passthrough', status: answer.status, headers, body: answer.body.length > 0 ? answer.body : null };

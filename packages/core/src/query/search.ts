@@ -5,10 +5,14 @@ import { jsonTextSearch } from './json-text-search.js';
 import { compileLinear, type LinearRegExp } from './linear-regex.js';
 import { Locator } from './locator.js';
 import type { Entity } from './conditions.js';
-import type { ScanMeter } from './scan.js';
+
+/** Counts the characters a search scans (scan.ts ScanMeter: it stops a request over its budget). */
+export interface SearchMeter {
+  add(characters: number): void;
+}
 
 /** A search predicate; the meter, when given, counts the characters it scans. */
-export type SearchPredicate = (e: Entity, meter?: ScanMeter) => boolean;
+export type SearchPredicate = (e: Entity, meter?: SearchMeter) => boolean;
 
 /** `Pattern[,PropertyScope,CS|CI]` of the search and search_regex meta-conditions. */
 export interface SearchSettings {

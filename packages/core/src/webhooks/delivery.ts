@@ -2,11 +2,11 @@ import { createHmac } from 'node:crypto';
 import type { PlainResponse } from '../http/types.js';
 import { ServiceError } from '../errors.js';
 import { HeldOrigins, Origin } from '../origin.js';
-import type { Service } from '../service.js';
+import type { OutgoingPolicy } from '../local-requests.js';
 import { outgoingFetch, refusedResolved } from './guard.js';
 import type { DeliveryAttempt, DeliveryLog } from './log.js';
 import type { Outbox, OutboxMessage } from './outbox.js';
-import { buildPayload, collectBody } from './payload.js';
+import { buildPayload, collectBody, type PayloadDeps } from './payload.js';
 import type { Webhook } from './webhook.js';
 
 export interface WebhookOptions {
@@ -99,7 +99,7 @@ export class DeliveryWorker {
   private closed = false;
 
   constructor(
-    private readonly service: Service,
+    private readonly deps: PayloadDeps & { readonly outgoing: OutgoingPolicy },
     private readonly outbox: Outbox,
     private readonly log: DeliveryLog,
     private readonly find: (id: string) => Promise<Webhook | undefined>,
@@ -226,7 +226,7 @@ export class DeliveryWorker {
     // Paused webhooks are skipped (SPEC 3): retries still pending when it was paused are dropped too.
     if (webhook.IsPaused) return { status: null, success: false, error: 'The webhook is paused; the message is dropped', final: true };
     const origin = this.origins.of(message.Id) ?? new Origin(message.Origin);
-    const payload = await buildPayload(this.service, webhook, message, origin);
+    const payload = await buildPayload(this.deps, webhook, message, origin);
     if (payload.kind === 'abort') return { status: null, success: false, error: `Aborted: ${payload.reason}`, final: true };
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(webhook.Headers)) headers[name.toLowerCase()] = value;
@@ -239,9 +239,9 @@ export class DeliveryWorker {
     const body = hasBody ? payload.body : null;
     if (webhook.Destination.startsWith('/')) return this.sendLocal(webhook, message, headers, body, origin);
     // A local delivery counts as the local request it is; a remote one here.
-    if (!origin.take(this.service.options.maxCausedRequests)) {
+    if (!origin.take(this.deps.local.maxCaused)) {
       const request = { method: webhook.Method, uri: webhook.Destination, headers, body };
-      return loopStopped(await this.service.refusal(request, origin, message.Depth + 1));
+      return loopStopped(await this.deps.local.refuse(request, origin, message.Depth + 1));
     }
     return this.sendRemote(webhook, headers, body);
   }
@@ -261,14 +261,14 @@ export class DeliveryWorker {
     });
     const request = { method: webhook.Method, uri: webhook.Destination, headers, body };
     try {
-      const response = await Promise.race([this.service.handleLocal(request, message.Depth + 1, undefined, origin), timeout]);
+      const response = await Promise.race([this.deps.local.handle(request, message.Depth + 1, undefined, origin), timeout]);
       if (response.status === 508) return loopStopped(response);
       const text = (await collectBody(response.body)).toString('utf8');
       return outcomeOf(response.status, text);
     } catch (e) {
       // Past the depth limit: answered and recorded as a refusal past the count is.
       if (ServiceError.is(e) && e.code === 'InfiniteLoopDetected')
-        return loopStopped(await this.service.refusal(request, origin, message.Depth + 1, undefined, e));
+        return loopStopped(await this.deps.local.refuse(request, origin, message.Depth + 1, e));
       return { status: null, success: false, error: (e as Error).message };
     } finally {
       clearTimeout(timer);
@@ -277,7 +277,7 @@ export class DeliveryWorker {
 
   private async sendRemote(webhook: Webhook, headers: Record<string, string>, body: Buffer | null): Promise<Outcome> {
     const url = new URL(webhook.Destination);
-    if (!this.service.options.allowPrivateDestinations) {
+    if (!this.deps.outgoing.allowPrivate) {
       let reason: string | null;
       try {
         reason = await refusedResolved(url);
@@ -292,7 +292,7 @@ export class DeliveryWorker {
     timer.unref();
     try {
       // No redirects: a redirect could lead past the guard to a private address.
-      const response = await outgoingFetch(this.service.options.allowPrivateDestinations)(url, {
+      const response = await outgoingFetch(this.deps.outgoing.allowPrivate)(url, {
         method: webhook.Method,
         headers,
         body,

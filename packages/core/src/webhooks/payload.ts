@@ -2,7 +2,8 @@ import { isMediaType, parseMediaTypeAt } from '../content-types/media-type.js';
 import type { BodyChunk, PlainResponse } from '../http/types.js';
 import type { Origin } from '../origin.js';
 import type { Entity } from '../query/conditions.js';
-import type { Service } from '../service.js';
+import type { LocalRequests } from '../local-requests.js';
+import type { Protocols } from '../protocols.js';
 import type { OutboxMessage } from './outbox.js';
 import type { Webhook } from './webhook.js';
 
@@ -39,11 +40,11 @@ export async function collectBody(body: PlainResponse['body'], limit = Infinity)
  * service's protocols. JSON is always a bare array, even for one entity (SPEC 6.3).
  */
 export async function serializeEntities(
-  service: Service,
+  protocols: Protocols,
   entities: Entity[],
   contentTypeHeader: string | undefined,
 ): Promise<{ body: Buffer; contentType: string }> {
-  const { contentType, params } = service.protocols.forAccept(contentTypeHeader);
+  const { contentType, params } = protocols.forAccept(contentTypeHeader);
   const body = contentType.write!({ kind: 'entities', entities }, { params: { ...params, raw: 'true' }, elapsedMs: () => 0 });
   // A media type is sent as the webhook names it; a short binding (`excel`, `jl`) is no media type, so its type's own is sent.
   const named = contentTypeHeader !== undefined && isMediaType(parseMediaTypeAt(contentTypeHeader).type);
@@ -71,21 +72,27 @@ function entitiesOfJson(bytes: Buffer): Entity[] | null {
   return items.every((i) => i !== null && typeof i === 'object' && !Array.isArray(i)) ? (items as Entity[]) : null;
 }
 
+/** What a payload is made with: the service's content types, and local requests for custom payloads. */
+export interface PayloadDeps {
+  readonly protocols: Protocols;
+  readonly local: LocalRequests;
+}
+
 /**
  * The body of one delivery (SPEC 6.3, DESIGN 8): the custom payload request's result,
  * else the event's binary payload as-is, else the matching entities in the webhook's
  * Content-Type.
  */
-export async function buildPayload(service: Service, webhook: Webhook, message: OutboxMessage, origin: Origin): Promise<Payload> {
+export async function buildPayload(deps: PayloadDeps, webhook: Webhook, message: OutboxMessage, origin: Origin): Promise<Payload> {
   const contentTypeHeader = headerValue(webhook.Headers, 'content-type');
-  if (webhook.CustomPayloadRequest) return customPayload(service, webhook, message.Depth, origin, contentTypeHeader);
+  if (webhook.CustomPayloadRequest) return customPayload(deps, webhook, message.Depth, origin, contentTypeHeader);
   if (message.Binary) return { kind: 'send', body: Buffer.from(message.Binary.Body, 'base64'), contentType: message.Binary.ContentType };
-  const { body, contentType } = await serializeEntities(service, message.Entities ?? [], contentTypeHeader);
+  const { body, contentType } = await serializeEntities(deps.protocols, message.Entities ?? [], contentTypeHeader);
   return { kind: 'send', body, contentType };
 }
 
 async function customPayload(
-  service: Service,
+  deps: PayloadDeps,
   webhook: Webhook,
   depth: number,
   origin: Origin,
@@ -97,7 +104,7 @@ async function customPayload(
   if (request.Body !== null && headers['content-type'] === undefined) headers['content-type'] = 'application/json';
   let response: PlainResponse;
   try {
-    response = await service.handleLocal(
+    response = await deps.local.handle(
       { method: 'GET', uri: request.URI, headers, body: request.Body === null ? null : JSON.stringify(request.Body) },
       depth + 1,
       undefined,
@@ -129,6 +136,6 @@ async function customPayload(
   }
   const entities = type !== null && JSON_TYPE.test(type) ? entitiesOfJson(bytes) : null;
   if (entities === null) return { kind: 'send', body: bytes, contentType: type };
-  const { body, contentType } = await serializeEntities(service, entities, contentTypeHeader);
+  const { body, contentType } = await serializeEntities(deps.protocols, entities, contentTypeHeader);
   return { kind: 'send', body, contentType };
 }

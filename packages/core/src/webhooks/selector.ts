@@ -3,7 +3,8 @@ import { parseUri } from '../grammar/parse.js';
 import type { RaisedEvent } from '../events.js';
 import { compileConditions, type Entity, type Predicate } from '../query/conditions.js';
 import { typeConditions, type JsonSchema } from '../query/schema-types.js';
-import type { Service } from '../service.js';
+import type { Events } from '../events.js';
+import type { ResourceRegistry } from '../resources.js';
 
 /** A compiled event selector `/<Event>[/<conditions>]` (SPEC 6.2). */
 export interface EventSelector {
@@ -23,8 +24,14 @@ function invalid(selector: string, reason: string): never {
   );
 }
 
+/** What a selector is checked against: the declared resources and events. */
+export interface SelectorCatalog {
+  readonly resources: ResourceRegistry;
+  readonly events: Events;
+}
+
 /** Compiles a selector; 400 InvalidEventSelector when it is not one (checked on save). */
-export function compileSelector(service: Service, text: string): EventSelector {
+export function compileSelector(catalog: SelectorCatalog, text: string): EventSelector {
   if (typeof text !== 'string' || text.trim() === '') invalid(String(text), 'it is empty');
   const selector = text.trim();
   const path = selector.startsWith('/') ? selector : `/${selector}`;
@@ -41,14 +48,14 @@ export function compileSelector(service: Service, text: string): EventSelector {
   if (parsed.resource === '') invalid(selector, 'it names no event');
   let name: string;
   try {
-    const resource = service.resources.resolve(parsed.resource);
+    const resource = catalog.resources.resolve(parsed.resource);
     if (resource.kind !== 'EventResource') invalid(selector, `'${resource.name}' is not an event resource`);
     name = resource.name;
   } catch (e) {
     if (ServiceError.is(e) && e.code === 'InvalidEventSelector') throw e;
     return invalid(selector, (e as Error).message);
   }
-  const definition = service.events.get(name)!;
+  const definition = catalog.events.get(name)!;
   if (definition.contentType !== undefined && parsed.conditions.length > 0)
     invalid(selector, `'${name}' is a binary event: it has no entities to filter`);
   try {

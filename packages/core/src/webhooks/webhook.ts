@@ -7,9 +7,9 @@ import type { Caller } from '../caller.js';
 import { METHODS, type Method } from '../http/types.js';
 import type { Entity } from '../query/conditions.js';
 import type { JsonSchema } from '../query/schema-types.js';
-import type { Service } from '../service.js';
+import type { Protocols } from '../protocols.js';
 import { isAbsolute, refusedHost } from './guard.js';
-import { compileSelector } from './selector.js';
+import { compileSelector, type SelectorCatalog } from './selector.js';
 
 export const WEBHOOK_RESOURCE = 'Service.Admin.Webhook';
 
@@ -176,7 +176,7 @@ function booleanOf(value: unknown, property: string, fallback: boolean): boolean
 }
 
 /** A relative URI that parses and names a resource (or a macro). */
-function checkLocalUri(service: Service, uri: string, property: string): string {
+function checkLocalUri(catalog: WebhookCatalog, uri: string, property: string): string {
   const local = uri.startsWith('/') ? uri : `/${uri}`;
   let parsed;
   try {
@@ -187,7 +187,7 @@ function checkLocalUri(service: Service, uri: string, property: string): string 
   if (parsed.error) invalid(property, `${property} '${uri}' does not parse: ${parsed.error.message}`);
   if (!parsed.macro) {
     try {
-      const resource = service.resources.resolve(parsed.resource === '' ? 'Service.AvailableResource' : parsed.resource);
+      const resource = catalog.resources.resolve(parsed.resource === '' ? 'Service.AvailableResource' : parsed.resource);
       if (resource.kind === 'EventResource')
         invalid(property, `${property} '${uri}' names the event '${resource.name}', which takes no requests`);
     } catch (e) {
@@ -198,11 +198,11 @@ function checkLocalUri(service: Service, uri: string, property: string): string 
   return local;
 }
 
-function destinationOf(service: Service, value: unknown): string {
+function destinationOf(catalog: WebhookCatalog, value: unknown): string {
   if (typeof value !== 'string' || value.trim() === '')
     invalid('Destination', 'Destination must be a URI: relative (/Resource) for a local resource, or absolute (https://...)');
   const text = value.trim();
-  if (!isAbsolute(text)) return checkLocalUri(service, text, 'Destination');
+  if (!isAbsolute(text)) return checkLocalUri(catalog, text, 'Destination');
   let url: URL;
   try {
     url = new URL(text);
@@ -212,7 +212,7 @@ function destinationOf(service: Service, value: unknown): string {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') invalid('Destination', `Destination '${text}' must use http or https`);
   if (url.username || url.password)
     invalid('Destination', 'Destination may not hold credentials: put them in Headers (e.g. Authorization)');
-  if (!service.options.allowPrivateDestinations) {
+  if (!catalog.allowPrivateDestinations) {
     const reason = refusedHost(url);
     if (reason !== null) {
       throw new ServiceError(
@@ -234,7 +234,7 @@ function secretOf(value: unknown): string | null {
   return value as string;
 }
 
-function customPayloadRequestOf(service: Service, value: unknown): CustomPayloadRequest | null {
+function customPayloadRequestOf(catalog: WebhookCatalog, value: unknown): CustomPayloadRequest | null {
   if (value === undefined || value === null) return null;
   const where = 'CustomPayloadRequest';
   if (typeof value !== 'object' || Array.isArray(value))
@@ -250,12 +250,19 @@ function customPayloadRequestOf(service: Service, value: unknown): CustomPayload
   }
   return {
     Method: 'GET',
-    URI: checkLocalUri(service, f.URI.trim(), `${where}.URI`),
+    URI: checkLocalUri(catalog, f.URI.trim(), `${where}.URI`),
     Headers: headersOf(f.Headers, `${where}.Headers`),
     Body: body as Entity | Entity[] | null,
     BreakOnError: booleanOf(f.BreakOnError, `${where}.BreakOnError`, false),
     BreakOnNoContent: booleanOf(f.BreakOnNoContent, `${where}.BreakOnNoContent`, false),
   };
+}
+
+/** What a webhook is checked against on save. */
+export interface WebhookCatalog extends SelectorCatalog {
+  readonly protocols: Protocols;
+  /** Service option: absolute destinations may name loopback and private addresses. */
+  readonly allowPrivateDestinations: boolean;
 }
 
 /** Who saves a webhook: its rights and its rows become the webhook's. */
@@ -266,7 +273,7 @@ export interface WebhookAuthor {
 }
 
 /** Validation on save (beforeWrite); returns the entity to store. */
-export function toStoredWebhook(service: Service, input: Entity, existing?: Webhook, author?: WebhookAuthor): Webhook {
+export function toStoredWebhook(catalog: WebhookCatalog, input: Entity, existing?: Webhook, author?: WebhookAuthor): Webhook {
   const f = canonicalFields(input, PROPERTIES, 'Webhook');
   if (f.Label !== undefined && f.Label !== null && typeof f.Label !== 'string') invalid('Label', 'Label must be a string');
   const method = f.Method ?? 'POST';
@@ -276,27 +283,27 @@ export function toStoredWebhook(service: Service, input: Entity, existing?: Webh
   const contentType = Object.entries(headers).find(([name]) => name.toLowerCase() === 'content-type')?.[1];
   if (contentType !== undefined) {
     try {
-      service.protocols.forAccept(contentType);
+      catalog.protocols.forAccept(contentType);
     } catch (e) {
       invalid('Headers', `Headers: the Content-Type '${contentType}' cannot be written: ${(e as Error).message}`);
     }
   }
-  const compiled = compileSelector(service, f.EventSelector as string);
+  const compiled = compileSelector(catalog, f.EventSelector as string);
   // A webhook never borrows rights (DESIGN 6): it delivers what its author may read.
-  const source = eventSource(service, compiled.event);
+  const source = eventSource(catalog, compiled.event);
   author?.authorize(source, 'GET');
-  const rows = author ? authorRows(service, source, author.caller) : null;
+  const rows = author ? authorRows(catalog, source, author.caller) : null;
   const selector = compiled.text;
   return {
     // Id is read-only: generated on insert, kept on update, whatever the input says.
     Id: typeof existing?.Id === 'string' ? existing.Id : randomUUID(),
     Label: (f.Label as string | null | undefined) ?? null,
     Method: method.toUpperCase() as Method,
-    Destination: destinationOf(service, f.Destination),
+    Destination: destinationOf(catalog, f.Destination),
     EventSelector: selector,
     Headers: headers,
     IsPaused: booleanOf(f.IsPaused, 'IsPaused', false),
-    CustomPayloadRequest: unmaskRequest(customPayloadRequestOf(service, f.CustomPayloadRequest), existing?.CustomPayloadRequest),
+    CustomPayloadRequest: unmaskRequest(customPayloadRequestOf(catalog, f.CustomPayloadRequest), existing?.CustomPayloadRequest),
     Secret: secretOf(f.Secret),
     // Set by the service on every save, whatever the input says (like Id).
     Rows: rows,
@@ -308,8 +315,8 @@ export function toStoredWebhook(service: Service, input: Entity, existing?: Webh
  * rule cannot be stored with the webhook, so such an author may not save one (403)
  * rather than have it deliver rows the rule would hide.
  */
-function authorRows(service: Service, source: string, caller: Caller): string | null {
-  const resource = service.resources.find(source);
+function authorRows(catalog: WebhookCatalog, source: string, caller: Caller): string | null {
+  const resource = catalog.resources.find(source);
   if (resource === undefined || resource.kind !== 'EntityResource') return null;
   const rule = resource.rows(caller, 'GET');
   if (rule === null) return null;
@@ -370,8 +377,8 @@ function unmaskRequest(request: CustomPayloadRequest | null, stored: CustomPaylo
 }
 
 /** The resource whose data an event carries: `Person` for `Person.Inserted`, else the event itself. */
-function eventSource(service: Service, event: string): string {
+function eventSource(catalog: WebhookCatalog, event: string): string {
   const m = /^(.*)\.(Inserted|Updated|Deleted)$/.exec(event);
-  const source = m ? service.resources.find(m[1]) : undefined;
+  const source = m ? catalog.resources.find(m[1]) : undefined;
   return source && source.kind === 'EntityResource' ? source.name : event;
 }

@@ -4,12 +4,14 @@ import { Origin } from '../origin.js';
 import type { Entity, Predicate } from '../query/conditions.js';
 import type { JsonSchema } from '../query/schema-types.js';
 import { storedRowTest } from '../rules.js';
-import type { Service } from '../service.js';
+import type { OutgoingPolicy } from '../local-requests.js';
+import type { AnyResourceDefinition, ResourceDefinition } from '../resources.js';
 import { SELECT_ALL, type Storage } from '../storage/storage.js';
 import { AdminCache } from '../admin-cache.js';
-import { DeliveryWorker, resolveWebhookOptions, retryDelay, type ResolvedWebhookOptions } from './delivery.js';
-import { DeliveryLog, LOG_RESOURCE, LOG_SCHEMA } from './log.js';
+import { DeliveryWorker, retryDelay, type ResolvedWebhookOptions } from './delivery.js';
+import { DeliveryLog, LOG_RESOURCE, LOG_SCHEMA, type DeliveryAttempt } from './log.js';
 import { Outbox, OUTBOX_STORAGE, type OutboxMessage } from './outbox.js';
+import type { PayloadDeps } from './payload.js';
 import { compileSelector, select, type EventSelector } from './selector.js';
 import {
   storedWebhook,
@@ -18,8 +20,17 @@ import {
   WEBHOOK_SCHEMA,
   webhookOutput,
   type Webhook,
+  type WebhookCatalog,
   type WebhookOutput,
 } from './webhook.js';
+
+/** What webhooks are built from (service.ts wires them). */
+export interface WebhooksDeps extends WebhookCatalog, PayloadDeps {
+  readonly outgoing: OutgoingPolicy;
+  readonly options: ResolvedWebhookOptions;
+  /** Storage for an admin resource (webhooks, their log, the outbox). */
+  storage(name: string): Storage;
+}
 
 interface Compiled {
   webhook: Webhook;
@@ -47,36 +58,44 @@ export class Webhooks {
   /** Kept current with other instances sharing the storage (admin-cache.ts). */
   private readonly cache: AdminCache<Cache>;
 
-  constructor(private readonly service: Service) {
-    this.options = resolveWebhookOptions(service.options.webhooks);
-    this.storage = service.adminStorage(WEBHOOK_RESOURCE);
+  /** The Webhook and WebhookLog resources, for the service to declare. */
+  readonly definitions: AnyResourceDefinition[];
+
+  constructor(private readonly deps: WebhooksDeps) {
+    this.options = deps.options;
+    this.storage = deps.storage(WEBHOOK_RESOURCE);
     this.cache = new AdminCache(this.storage, () => this.load());
-    service.addResource<Webhook, WebhookOutput>({
+    const webhooks: ResourceDefinition<Webhook, WebhookOutput> = {
       name: WEBHOOK_RESOURCE,
       description: 'Webhooks: HTTP requests triggered by events',
       schema: WEBHOOK_SCHEMA,
       storage: this.storage,
       indexes: [{ properties: 'Id', unique: true }],
       events: false,
-      beforeWrite: (entity, change) => toStoredWebhook(service, entity, change.existing, change),
+      beforeWrite: (entity, change) => toStoredWebhook(deps, entity, change.existing, change),
       toOutput: webhookOutput,
       afterWrite: () => this.invalidate(),
-    });
-    const logStorage = service.adminStorage(LOG_RESOURCE);
+    };
+    const logStorage = deps.storage(LOG_RESOURCE);
     this.log = new DeliveryLog(logStorage, this.options.maxLogRecords);
-    service.addResource({
+    const log: ResourceDefinition<DeliveryAttempt> = {
       name: LOG_RESOURCE,
       description: 'One row per webhook delivery attempt',
       methods: ['GET', 'DELETE', 'REPORT', 'HEAD'],
       schema: LOG_SCHEMA,
       storage: logStorage,
       events: false,
-    });
-    this.outbox = new Outbox(service.adminStorage(OUTBOX_STORAGE));
-    this.worker = new DeliveryWorker(service, this.outbox, this.log, (id) => this.find(id), this.options);
-    service.events.subscribe((event) => this.enqueue(event));
+    };
+    this.definitions = [webhooks, log];
+    this.outbox = new Outbox(deps.storage(OUTBOX_STORAGE));
+    this.worker = new DeliveryWorker(deps, this.outbox, this.log, (id) => this.find(id), this.options);
+    deps.events.subscribe((event) => this.enqueue(event));
     this.worker.start();
-    service.onClose(() => this.worker.close());
+  }
+
+  /** Stops the worker, handing held messages back to the outbox. */
+  close(): Promise<void> {
+    return this.worker.close();
   }
 
   invalidate(): void {
@@ -97,8 +116,8 @@ export class Webhooks {
       if (webhook === undefined) continue;
       byId.set(webhook.Id, webhook);
       try {
-        const selector = compileSelector(this.service, webhook.EventSelector);
-        const schema = this.service.events.get(selector.event)?.schema as JsonSchema | undefined;
+        const selector = compileSelector(this.deps, webhook.EventSelector);
+        const schema = this.deps.events.get(selector.event)?.schema as JsonSchema | undefined;
         const rows = typeof webhook.Rows === 'string' ? storedRowTest(webhook.Rows, schema) : null;
         hooks.push({ webhook, selector, rows });
       } catch {
