@@ -3,6 +3,22 @@ import { OPERATIONS } from '../src/operations';
 import type { Result } from '../src/results';
 import { call, RAW } from './handle-support';
 
+/** Runs one operation of a service the way its pipeline does, with If-Match's versions. */
+export async function runOperation(service: Service, method: string, uri: string, body?: Entity, ifMatch?: string[]): Promise<Result> {
+  const parsed = parseUri(uri);
+  const resource = service.resources.resolve(parsed.resource);
+  return OPERATIONS[method]({
+    resource,
+    query: resource.query(parsed),
+    input: async () => (body === undefined ? [] : [structuredClone(body)]),
+    changed: async () => undefined,
+    authorize: () => undefined,
+    caller: { context: undefined, principal: undefined, method },
+    rows: null,
+    ifMatch,
+  });
+}
+
 /**
  * The storage contract v2 (docs/storage.md), through the service: every storage the
  * project ships or documents runs it (MemoryStorage, a storage without the optional
@@ -26,21 +42,7 @@ export function storageContract(name: string, open: () => Storage | Promise<Stor
       expect((await call(service, 'POST', '/Person', { body: PEOPLE })).status).toBe(201);
     });
 
-    /** Runs one operation the way the pipeline does, with If-Match's versions. */
-    async function run(method: string, uri: string, body?: Entity, ifMatch?: string[]): Promise<Result> {
-      const parsed = parseUri(uri);
-      const resource = service.resources.resolve(parsed.resource);
-      return OPERATIONS[method]({
-        resource,
-        query: resource.query(parsed),
-        input: async () => (body === undefined ? [] : [structuredClone(body)]),
-        changed: async () => undefined,
-        authorize: () => undefined,
-        caller: { context: undefined, principal: undefined, method },
-        rows: null,
-        ifMatch,
-      });
-    }
+    const run = (method: string, uri: string, body?: Entity, ifMatch?: string[]) => runOperation(service, method, uri, body, ifMatch);
 
     const people = async () => (await call(service, 'GET', '/Person/_/order_asc=Id', { headers: RAW })).json as Entity[];
     const versionOf = async (id: number) => {

@@ -12,6 +12,7 @@ import {
 } from '@resourcery/core';
 import { sessionFor, type Session, type SqlClient } from './client.js';
 import { DeclaredIndexes, indexName } from './indexes.js';
+import { keyColumnValue, keyIndexName, prepareKeyColumn, takenKey } from './key-column.js';
 import { distinctKeys, searchSql } from './search-distinct.js';
 import { quoteTableName } from './table-name.js';
 import { Params, translateConditions, translateOrder, type ConditionsSql } from './translate.js';
@@ -117,6 +118,9 @@ export class SqlStorage implements Storage {
   private indexing: Promise<void> | null = null;
   private readonly maxRows: number;
   private readonly searchIndex: boolean;
+  /** The resource key (declareKey), kept unique by the table's `key` column and its unique index. */
+  private key: readonly string[] | null = null;
+  private keying: Promise<void> | null = null;
 
   constructor(options: SqlStorageOptions) {
     this.table = options.table;
@@ -134,6 +138,26 @@ export class SqlStorage implements Storage {
     this.indexing = null;
   }
 
+  /** The resource's key (core Storage.declareKey): made unique in the database by ready(). */
+  declareKey(key: readonly string[]): void {
+    this.key = key;
+    this.keying = null;
+  }
+
+  /** The table, then its key column when the resource has a key. */
+  private tableAndKey(): Promise<void> {
+    const key = this.key;
+    if (key === null) return this.creating ?? Promise.resolve();
+    this.keying ??= (async () => {
+      await this.creating;
+      await prepareKeyColumn(this.session, this.table, this.quoted, key, this.create);
+    })().catch((e) => {
+      this.keying = null;
+      throw e;
+    });
+    return this.keying;
+  }
+
   /** Resolves once the table and the declared indexes exist (created on first use). */
   ready(): Promise<void> {
     if (this.create) {
@@ -142,9 +166,9 @@ export class SqlStorage implements Storage {
         throw e;
       });
     }
-    if (this.indexes.empty && !this.searchIndex) return this.creating ?? Promise.resolve();
+    if (this.indexes.empty && !this.searchIndex) return this.tableAndKey();
     this.indexing ??= (async () => {
-      await this.creating;
+      await this.tableAndKey();
       if (this.create) for (const ddl of this.indexes.ddl(this.table, this.quoted)) await this.createOnce(ddl);
       if (this.create && this.searchIndex) await this.createSearchIndex();
       await this.indexes.check(this.quoted, (text, params) => this.session.query(text, params));
@@ -166,7 +190,7 @@ export class SqlStorage implements Storage {
 
   private createTable(): Promise<void> {
     return this.createOnce(
-      `CREATE TABLE IF NOT EXISTS ${this.quoted} (id bigserial PRIMARY KEY, version bigint NOT NULL DEFAULT 0, body text NOT NULL, doc jsonb GENERATED ALWAYS AS (body::jsonb) STORED)`,
+      `CREATE TABLE IF NOT EXISTS ${this.quoted} (id bigserial PRIMARY KEY, version bigint NOT NULL DEFAULT 0, body text NOT NULL, doc jsonb GENERATED ALWAYS AS (body::jsonb) STORED, key jsonb)`,
     );
   }
 
@@ -273,14 +297,16 @@ export class SqlStorage implements Storage {
     this.indexes.checkSpelling([...inserts, ...(batch.update ?? []).map((u) => u.value)]);
     if (updates.size === 0 && deletes.size === 0 && inserts.length === 0) return;
 
+    const key = this.key;
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- rows of any table
     const run = async (query: (text: string, params?: string[]) => Promise<any[]>) => {
       let versions: Array<{ id: string; version: string }> = [];
       if (updates.size > 0) {
-        const rows = [...updates.values()].map((u) => [u.key.id, u.key.version, u.value]);
+        const rows = [...updates.values()].map((u) => [u.key.id, u.key.version, u.value, key && keyColumnValue(u.value, key)]);
+        // With a key, the key column follows the body; the unique index refuses a taken one (23505: Conflict).
         versions = await query(
-          `UPDATE ${this.quoted} AS t SET body = u.body, version = t.version + 1 ` +
-            `FROM (SELECT (e ->> 0)::bigint AS id, (e ->> 1)::bigint AS version, (e -> 2)::text AS body FROM json_array_elements($1::text::json) e) u ` +
+          `UPDATE ${this.quoted} AS t SET body = u.body, version = t.version + 1${key ? ', key = u.key' : ''} ` +
+            `FROM (SELECT (e ->> 0)::bigint AS id, (e ->> 1)::bigint AS version, (e -> 2)::text AS body, nullif((e -> 3)::jsonb, 'null'::jsonb) AS key FROM json_array_elements($1::text::json) e) u ` +
             'WHERE t.id = u.id AND t.version = u.version RETURNING t.id::text AS id, t.version::text AS version',
           [JSON.stringify(rows)],
         );
@@ -298,10 +324,19 @@ export class SqlStorage implements Storage {
       let ids: string[] = [];
       if (inserts.length > 0) {
         // `json` (not jsonb) keeps each entity's text as written, key order included.
-        const rows = await query(
-          `INSERT INTO ${this.quoted} (body) SELECT e.value::text FROM json_array_elements($1::text::json) WITH ORDINALITY AS e(value, n) ORDER BY e.n RETURNING id::text AS id`,
-          [JSON.stringify(inserts)],
-        );
+        const rows = key
+          ? // A taken key inserts nothing (ON CONFLICT on the key's unique index), and the batch is refused.
+            await query(
+              `INSERT INTO ${this.quoted} (body, key) SELECT e.value::text, nullif(k.value, 'null'::jsonb) FROM json_array_elements($1::text::json) WITH ORDINALITY AS e(value, n) ` +
+                'JOIN jsonb_array_elements($2::text::jsonb) WITH ORDINALITY AS k(value, n) USING (n) ORDER BY n ON CONFLICT (key) DO NOTHING RETURNING id::text AS id',
+              [JSON.stringify(inserts), JSON.stringify(inserts.map((e) => keyColumnValue(e, key)))],
+            )
+          : await query(
+              `INSERT INTO ${this.quoted} (body) SELECT e.value::text FROM json_array_elements($1::text::json) WITH ORDINALITY AS e(value, n) ORDER BY e.n RETURNING id::text AS id`,
+              [JSON.stringify(inserts)],
+            );
+        if (rows.length !== inserts.length)
+          throw takenKey(inserts.length === 1 ? JSON.stringify(keyColumnValue(inserts[0], key!)) : undefined);
         // Ids are drawn in insert order; RETURNING's row order is not promised.
         ids = rows.map((r: { id: string }) => r.id).sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));
       }
@@ -310,13 +345,13 @@ export class SqlStorage implements Storage {
 
     let result: Awaited<ReturnType<typeof run>>;
     try {
-      // A single INSERT is atomic by itself; anything that may need a rollback runs in a transaction.
+      // A single INSERT is atomic by itself (unless a taken key must undo it); anything that may need a rollback runs in a transaction.
       result =
-        updates.size === 0 && deletes.size === 0
+        updates.size === 0 && deletes.size === 0 && key === null
           ? await run((text, params) => this.session.query(text, params))
           : await this.session.transaction(run);
     } catch (e) {
-      throw refusal(e);
+      throw (e as { constraint?: string }).constraint === keyIndexName(this.table) ? takenKey() : refusal(e);
     }
     const updated = new Map(result.versions.map((v) => [v.id, v.version]));
     for (const [id, u] of updates) this.keys.set(u.value, { id, version: updated.get(id)! });

@@ -4,6 +4,7 @@ import { createSqlStorage, tableNameFor, type SqlClient, type SqlStorage } from 
 import { adminSuite } from './admin-suite';
 import { indexSuite } from './index-suite';
 import { storageContract } from '../../core/test/storage-contract';
+import { twoInstanceSuite } from './two-instances';
 import { call, comparable, condition, LOCATORS, OPERATORS, PEOPLE, recased, recording, serviceOn, VALUES, type Applied } from './support';
 
 /** A database for one test file, and how to let it go. */
@@ -93,6 +94,7 @@ export function sqlSuite(open: () => Promise<Backend>): void {
     });
 
   storageContract('SqlStorage', () => sqlStorage());
+  twoInstanceSuite(() => db, freshTable);
 
   describe('push-down answers every query exactly like MemoryStorage', () => {
     let memory: Service;
