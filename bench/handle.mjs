@@ -1,0 +1,56 @@
+// The small GET (`/Person/id=7` over 50 entities) without HTTP: CPU time per request of
+// `service.handle` against a bare handler producing the same bytes, in one process, in
+// rounds alternating A B B A. Steadier than the HTTP rows on a loaded machine: it counts
+// this process's CPU time (process.cpuUsage), not requests per wall-clock second.
+//   node bench/handle.mjs [--quick] [--json]
+import { createService, MemoryStorage } from '@resourcery/core';
+import { people } from './lib/data.mjs';
+import { envelope, SMALL_PATH } from './servers/small.mjs';
+import { flags, fmt, median } from './lib/stats.mjs';
+
+/** What node:http hands a listener: lower-case names, string values. */
+const HEADERS = { host: '127.0.0.1:3000', connection: 'keep-alive', 'user-agent': 'autocannon', accept: '*/*' };
+
+async function cpuPerCall(fn, n) {
+  const start = process.cpuUsage();
+  for (let i = 0; i < n; i++) await fn();
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / n;
+}
+
+export async function run({ quick = false } = {}) {
+  const Person = JSON.parse(JSON.stringify(people(50)));
+  const service = createService();
+  service.addResource({ name: 'Person', storage: new MemoryStorage(Person) });
+  const library = () => service.handle({ method: 'GET', uri: SMALL_PATH, headers: { ...HEADERS }, body: null, basePath: '' });
+  // As bench/servers/node-small.mjs's bare handler; async, as a handler awaiting anything is.
+  const bare = async () => {
+    const started = performance.now();
+    const data = Person.filter((p) => p.id === 7);
+    return { status: 200, body: JSON.stringify(envelope(data, started)) };
+  };
+  const a = await library();
+  const b = await bare();
+  const strip = (s) => s.replace(/"TimeElapsedMs":[-+0-9.eE]+/, '');
+  if (strip(a.body) !== strip(b.body)) throw new Error(`handle bench: bodies differ\n${a.body}\n${b.body}`);
+
+  const n = quick ? 10_000 : 20_000;
+  const rounds = quick ? 6 : 12;
+  await cpuPerCall(library, n * 2);
+  await cpuPerCall(bare, n * 2);
+  const us = { library: [], bare: [] };
+  for (let r = 0; r < rounds; r++) {
+    for (const k of r % 2 ? ['bare', 'library'] : ['library', 'bare']) us[k].push(await cpuPerCall(k === 'library' ? library : bare, n));
+  }
+  return { libraryUs: median(us.library), bareUs: median(us.bare), rounds, raw: us };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const opts = flags();
+  const r = await run(opts);
+  if (opts.json) process.stdout.write(`${JSON.stringify(r)}\n`);
+  else
+    console.log(
+      `small GET, CPU µs per request (median of ${r.rounds} rounds): service.handle ${fmt(r.libraryUs)}, bare handler ${fmt(r.bareUs)}`,
+    );
+}
