@@ -11,7 +11,7 @@ import { compileConditions, type Entity } from './query/conditions.js';
 import { parseLiteral } from './query/literal.js';
 import { findKey, Locator } from './query/locator.js';
 import type { JsonSchema } from './query/schema-types.js';
-import type { Storage } from './storage/storage.js';
+import { SELECT_ALL, type Storage } from './storage/storage.js';
 
 /** The declared key as a list of property names, or null. */
 export function keyProperties(key: string | readonly string[] | undefined, resource: string): readonly string[] | null {
@@ -82,7 +82,7 @@ export async function fillKeys(
   let numeric = integerKey(schema, name);
   let next = 1;
   if (numeric !== false) {
-    const { entities: stored } = await storage.select({ conditions: [], predicate: null, order: null, offset: 0, limit: -1 });
+    const stored = await largestKeys(storage, name);
     let sawOther = false;
     const consider = (e: Entity) => {
       const k = findKey(e, name);
@@ -96,6 +96,33 @@ export async function fillKeys(
     numeric ??= !sawOther;
   }
   for (const e of missing) e[findKey(e, name) ?? name] = numeric ? next++ : randomUUID();
+}
+
+/**
+ * What the next key is computed from: the entity with the largest key when the storage can
+ * find it (an ordered, paged select: one row from an index in SQL, where reading every row
+ * would meet the storage's row cap), else every entity. Descending order puts objects and
+ * strings before numbers, so a whole number on top means no text or object key is stored;
+ * anything else on top is settled by looking at every key, as without push-down.
+ */
+async function largestKeys(storage: Storage, name: string): Promise<Iterable<Entity> | AsyncIterable<Entity>> {
+  const top = await storage.select({
+    conditions: [],
+    predicate: null,
+    order: { locator: new Locator(name), descending: true },
+    offset: 0,
+    limit: 1,
+  });
+  if (!top.pagingApplied) return top.entities;
+  for await (const e of top.entities as AsyncIterable<Entity>) {
+    const k = findKey(e, name);
+    const v = k === undefined ? undefined : e[k];
+    if (typeof v === 'number' && Number.isInteger(v)) return [e];
+    break;
+  }
+  // Nothing stored, or something other than a whole number on top.
+  const all = await storage.select(SELECT_ALL);
+  return all.entities;
 }
 
 /** 409 Conflict when an entity to insert has the key of a stored entity or of another in the batch. */

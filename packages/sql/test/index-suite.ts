@@ -38,7 +38,7 @@ function explaining(db: SqlClient) {
  * queries on indexed properties read what the index holds and stay exact.
  */
 export function indexSuite(database: () => SqlClient, freshTable: () => string): void {
-  const service = (storage: Storage, definition: { indexes?: typeof INDEXES; schema?: JsonSchema } = {}): Service => {
+  const service = (storage: Storage, definition: { indexes?: typeof INDEXES; schema?: JsonSchema; key?: string } = {}): Service => {
     const s = createService();
     s.addResource({ name: 'Person', storage, ...definition });
     return s;
@@ -285,6 +285,17 @@ export function indexSuite(database: () => SqlClient, freshTable: () => string):
       expect((await call(sql, 'GET', '/Person/_/order_desc=Id&limit=2&select=Id')).json).toEqual([{ Id: 5 }, { Id: 4 }]);
       expect((await call(sql, 'GET', '/Person/Id>=3/select=Id')).json).toEqual([{ Id: 3 }, { Id: 4 }, { Id: 5 }]);
       expect((await call(sql, 'REPORT', '/Person')).json).toBe(5);
+    });
+
+    test('a POST without its key past maxRows rows: the next key comes from the largest one, read as one row', async () => {
+      for (const definition of [{ indexes: ['Id'], schema: SCHEMA }, {}]) {
+        const storage = createSqlStorage({ client: database(), table: freshTable(), maxRows: 3 });
+        const sql = service(storage, { ...definition, key: 'Id' });
+        await call(sql, 'POST', '/Person', [{ Id: 1 }, { Id: 9 }, { Id: 3 }, { Id: 4 }, { Id: 5 }]);
+        const posted = await call(sql, 'POST', '/Person', { Name: 'new' });
+        expect(posted.status).toBe(201);
+        expect((await call(sql, 'GET', '/Person/10')).json).toEqual([{ Name: 'new', Id: 10 }]);
+      }
     });
   });
 }
