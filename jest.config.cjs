@@ -4,7 +4,10 @@ module.exports = {
   roots: ['<rootDir>/packages', '<rootDir>/examples'],
   testMatch: ['**/test/**/*.test.ts', '**/examples/**/*.test.ts'],
   moduleNameMapper: {
-    '^(\\.{1,2}/.*)\\.js$': '$1', '^@resourcery/(core|node|express|koa|cli|sql|client)$': '<rootDir>/packages/$1/src/index.ts' },
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+    '^@resourcery/core/storage$': '<rootDir>/packages/core/src/storage/index.ts',
+    '^@resourcery/(core|node|express|koa|cli|sql|client)$': '<rootDir>/packages/$1/src/index.ts',
+  },
   transform: {
     '^.+\\.(t|j)s$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }],
     // PGlite's CommonJS build still calls import('fs'), which jest's VM refuses: swc turns it into require.

@@ -2,7 +2,8 @@
 // through the service's public members: `parseUri` and `service.macros.rewrite`, the two
 // calls the pipeline makes for `/$name/...` before it resolves the resource.
 //   node bench/macro.mjs [--quick] [--json]
-import { createService, MemoryStorage, parseUri } from '@resourcery/core';
+import { createService, MemoryStorage } from '@resourcery/core';
+import { parseUri } from '@resourcery/core/storage';
 import { people } from './lib/data.mjs';
 import { alternate, flags, fmt, median, table, timeLoop, timeLoopAsync } from './lib/stats.mjs';
 

@@ -1,14 +1,5 @@
-import {
-  keyValues,
-  ServiceError,
-  type Entity,
-  type SelectQuery,
-  type SelectResult,
-  type Stamp,
-  type Storage,
-  type Target,
-  type WriteBatch,
-} from '@resourcery/core';
+import { ServiceError, type Entity, type Storage } from '@resourcery/core';
+import { keyValues, type SelectQuery, type SelectResult, type Stamp, type Target, type WriteBatch } from '@resourcery/core/storage';
 
 /** One stored entity: its row (kept through updates) and the version of its current state. */
 interface Slot {

@@ -1,6 +1,8 @@
 import { defineConfig } from 'tsup';
 export default defineConfig({
-  entry: ['src/index.ts'],
+  // Two entries sharing chunks (in CommonJS too), so both see one MemoryStorage class and one parse cache.
+  entry: { index: 'src/index.ts', storage: 'src/storage/index.ts' },
+  splitting: true,
   format: ['esm', 'cjs'],
   dts: true,
   clean: true,

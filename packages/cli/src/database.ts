@@ -1,4 +1,5 @@
-import type { Entity, SelectQuery, Storage } from '@resourcery/core';
+import type { Entity, Storage } from '@resourcery/core';
+import type { SelectQuery } from '@resourcery/core/storage';
 import { createSqlStorage, openPglite, tableNameFor, type SqlClient } from '@resourcery/sql';
 import { FileStore } from './file-store.js';
 import { redact } from './redact.js';

@@ -1,4 +1,5 @@
-import type { Entity, Literal, SelectQuery } from '@resourcery/core';
+import type { Entity } from '@resourcery/core';
+import type { Literal, SelectQuery } from '@resourcery/core/storage';
 import type { Change } from './journal.js';
 
 /** Entities by the value of one property: `n:7` for the number 7, `s:7` for the string "7". */

@@ -1,15 +1,8 @@
 import { watch as watchDir, type FSWatcher } from 'node:fs';
 import { readFile, rename, unlink } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
-import {
-  MemoryStorage,
-  ServiceError,
-  type Entity,
-  type SelectQuery,
-  type SelectResult,
-  type Storage,
-  type WriteBatch,
-} from '@resourcery/core';
+import { MemoryStorage, ServiceError, type Entity, type Storage } from '@resourcery/core';
+import { type SelectQuery, type SelectResult, type WriteBatch } from '@resourcery/core/storage';
 import { fileStamp, hashOf, isAdminKey, parseData, removeLeftovers, sameStamp, type FileStamp, type ParsedData } from './data-file.js';
 import { changeOf, JournalFile, journalPath, lengthAfter, readJournal, replayJournal, syncDir, type Change } from './journal.js';
 import { EqualityIndex } from './equality-index.js';

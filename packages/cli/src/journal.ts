@@ -1,6 +1,7 @@
 import { open, readFile, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
-import type { Entity, WriteBatch } from '@resourcery/core';
+import type { Entity } from '@resourcery/core';
+import type { WriteBatch } from '@resourcery/core/storage';
 
 /**
  * The journal beside the data file (`<file>.journal`): one line per group of acknowledged

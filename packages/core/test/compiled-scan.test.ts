@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { codeGenerationActive, evaluate, generatedScans, setCodeGeneration, type Entity } from '@resourcery/core';
+import { type Entity } from '@resourcery/core';
+import { codeGenerationActive, evaluate, generatedScans, setCodeGeneration } from '@resourcery/core/storage';
 import { compile } from './query-support';
 
 // Generated scans (query/compiled-scan.ts) must answer exactly what the closure plan answers.

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { parseUri, ServiceError, type Entity } from '@resourcery/core';
+import { ServiceError, type Entity } from '@resourcery/core';
+import { parseUri } from '@resourcery/core/storage';
 import { compile, ids, run } from './query-support';
 
 const people: Entity[] = [

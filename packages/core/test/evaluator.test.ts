@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { parseUri, toMetaConditions, type Entity } from '@resourcery/core';
+import { type Entity } from '@resourcery/core';
+import { parseUri, toMetaConditions } from '@resourcery/core/storage';
 import { caught, compile, ids, run } from './query-support';
 
 const people: Entity[] = [

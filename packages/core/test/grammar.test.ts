@@ -1,14 +1,6 @@
 import fc from 'fast-check';
-import {
-  clearParseCache,
-  compileQuery,
-  evaluate,
-  META_KEYS,
-  parseUri,
-  ServiceError,
-  toMetaConditions,
-  type ParsedUri,
-} from '@resourcery/core';
+import { ServiceError } from '@resourcery/core';
+import { clearParseCache, compileQuery, evaluate, META_KEYS, parseUri, toMetaConditions, type ParsedUri } from '@resourcery/core/storage';
 import { caught } from './query-support';
 
 /** The parse of a URI whose conditions and meta-conditions are valid. */

@@ -1,4 +1,5 @@
-import { createService, MemoryStorage, type SelectQuery, type Service, type Storage } from '@resourcery/core';
+import { createService, MemoryStorage, type Service, type Storage } from '@resourcery/core';
+import { type SelectQuery } from '@resourcery/core/storage';
 import { bodyText, call as callService, RAW, type CallInit } from './handle-support';
 
 /** Macros: Service.Admin.Macro (SPEC 2.1), the rewrite rules of SPEC 4.5 and DESIGN 12. */

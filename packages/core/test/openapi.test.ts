@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import ts from 'typescript';
-import { createService, ERROR_CODES, META_KEYS, type Service } from '@resourcery/core';
+import { createService, ERROR_CODES, type Service } from '@resourcery/core';
+import { META_KEYS } from '@resourcery/core/storage';
 import { call, PERSON_SCHEMA } from './handle-support';
 
 const BROWSER = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,*/*;q=0.8';

@@ -1,12 +1,5 @@
-import {
-  createService,
-  MemoryStorage,
-  type Entity,
-  type SelectQuery,
-  type SelectResult,
-  type Service,
-  type Storage,
-} from '@resourcery/core';
+import { createService, MemoryStorage, type Entity, type Service, type Storage } from '@resourcery/core';
+import { type SelectQuery, type SelectResult } from '@resourcery/core/storage';
 import { call, RAW } from './handle-support';
 
 /**

@@ -1,4 +1,5 @@
-import { compileQuery, evaluate, parseUri, ServiceError, toMetaConditions, type CompiledQuery, type Entity } from '@resourcery/core';
+import { ServiceError, type Entity } from '@resourcery/core';
+import { compileQuery, evaluate, parseUri, toMetaConditions, type CompiledQuery } from '@resourcery/core/storage';
 
 /** Compiles `<conditions>/<meta-conditions>` as a request URI would carry them. */
 export function compile(conditions = '_', meta = '_'): CompiledQuery {

@@ -1,12 +1,5 @@
-import {
-  createService,
-  MemoryStorage,
-  ServiceError,
-  type Caller,
-  type ResourceRules,
-  type SelectQuery,
-  type Service,
-} from '@resourcery/core';
+import { createService, MemoryStorage, ServiceError, type Caller, type ResourceRules, type Service } from '@resourcery/core';
+import { type SelectQuery } from '@resourcery/core/storage';
 import { call, RAW } from './handle-support';
 
 /** Row-level rules and allow/deny by principal (DESIGN 13). */

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { compareValues, evaluate, type CompiledQuery, type Entity } from '@resourcery/core';
+import { type Entity } from '@resourcery/core';
+import { compareValues, evaluate, type CompiledQuery } from '@resourcery/core/storage';
 import { compile } from './query-support';
 
 // The shortcuts of evaluate (distinct on selected values, paging as a slice, an ordered

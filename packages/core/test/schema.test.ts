@@ -1,4 +1,5 @@
-import { createService, MemoryStorage, parseUri, type JsonSchema } from '@resourcery/core';
+import { createService, MemoryStorage, type JsonSchema } from '@resourcery/core';
+import { parseUri } from '@resourcery/core/storage';
 
 const schema: JsonSchema = {
   type: 'object',

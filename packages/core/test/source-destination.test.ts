@@ -1,4 +1,5 @@
-import { createService, parseHeaderRequest, type Service } from '@resourcery/core';
+import { createService, type Service } from '@resourcery/core';
+import { parseHeaderRequest } from '../src/source-destination';
 import { call, Receiver, serviceWithPeople } from './webhook-receiver';
 
 let service: Service;

@@ -1,4 +1,5 @@
-import { MemoryStorage, ServiceError, type Entity, type SelectResult, type Storage, type WriteBatch } from '@resourcery/core';
+import { MemoryStorage, ServiceError, type Entity, type Storage } from '@resourcery/core';
+import { type SelectResult, type WriteBatch } from '@resourcery/core/storage';
 import { storageContract } from './storage-contract';
 
 /**

@@ -1,4 +1,5 @@
-import { createService, entityVersion, parseUri, ServiceError, targetOf, type Entity, type Service, type Storage } from '@resourcery/core';
+import { createService, ServiceError, type Entity, type Service, type Storage } from '@resourcery/core';
+import { entityVersion, parseUri, targetOf } from '@resourcery/core/storage';
 import { OPERATIONS } from '../src/operations';
 import type { Result } from '../src/results';
 import { call, RAW } from './handle-support';

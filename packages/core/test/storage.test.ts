@@ -1,14 +1,5 @@
-import {
-  ComputedStorage,
-  Locator,
-  MemoryStorage,
-  SELECT_ALL,
-  ServiceError,
-  type Entity,
-  type SelectQuery,
-  type Storage,
-  type Target,
-} from '@resourcery/core';
+import { MemoryStorage, ServiceError, type Entity, type Storage } from '@resourcery/core';
+import { ComputedStorage, Locator, SELECT_ALL, type SelectQuery, type Target } from '@resourcery/core/storage';
 import { compile } from './query-support';
 
 const seed = (): Entity[] => [

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { createService, DEFAULT_RETRY_SCHEDULE, MemoryStorage, retryDelay, type Service, type Storage } from '@resourcery/core';
+import { createService, DEFAULT_RETRY_SCHEDULE, MemoryStorage, type Service, type Storage } from '@resourcery/core';
+import { retryDelay } from '../src/webhooks/delivery';
 import { refusedResolved } from '../src/webhooks/guard';
 import { call, Receiver, serviceWithPeople, until } from './webhook-receiver';
 

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { ServiceError, type Entity, type IndexedProperty, type StorageIndex } from '@resourcery/core';
+import { ServiceError, type Entity } from '@resourcery/core';
+import { type IndexedProperty, type StorageIndex } from '@resourcery/core/storage';
 
 /** A property name as an SQL string literal: declared by the developer, never request text. */
 const literal = (name: string) => `'${name.replace(/'/g, "''")}'`;

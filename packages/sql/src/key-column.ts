@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { keyValues, ServiceError, type Entity } from '@resourcery/core';
+import { ServiceError, type Entity } from '@resourcery/core';
+import { keyValues } from '@resourcery/core/storage';
 import type { Session } from './client.js';
 
 /**

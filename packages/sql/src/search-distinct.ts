@@ -1,4 +1,4 @@
-import type { Locator, SelectQuery } from '@resourcery/core';
+import type { Locator, SelectQuery } from '@resourcery/core/storage';
 import { textOf, valueOf } from './indexes.js';
 import { storable, type Params } from './translate.js';
 

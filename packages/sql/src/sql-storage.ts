@@ -1,15 +1,13 @@
+import { ServiceError, type Entity, type Storage } from '@resourcery/core';
 import {
   compileConditions,
-  ServiceError,
-  type Entity,
   type SelectQuery,
   type SelectResult,
   type Stamp,
-  type Storage,
   type StorageIndex,
   type Target,
   type WriteBatch,
-} from '@resourcery/core';
+} from '@resourcery/core/storage';
 import { sessionFor, type Session, type SqlClient } from './client.js';
 import { DeclaredIndexes, indexName } from './indexes.js';
 import { keyColumnValue, keyIndexName, prepareKeyColumn, takenKey } from './key-column.js';

@@ -1,4 +1,4 @@
-import type { Condition, IndexedProperty, Literal, Locator, Operator } from '@resourcery/core';
+import type { Condition, IndexedProperty, Literal, Locator, Operator } from '@resourcery/core/storage';
 import { textOf, valueOf } from './indexes.js';
 
 /**

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { compileConditions, createService, MemoryStorage, parseUri, targetOf, type Entity, type Service } from '@resourcery/core';
+import { createService, MemoryStorage, type Entity, type Service } from '@resourcery/core';
+import { compileConditions, parseUri, targetOf } from '@resourcery/core/storage';
 import { createSqlStorage, tableNameFor, type SqlClient, type SqlStorage } from '@resourcery/sql';
 import { adminSuite } from './admin-suite';
 import { indexSuite } from './index-suite';

@@ -4,7 +4,7 @@
  * and bodies (deep nesting, huge values, prototype-pollution keys, broken JSON).
  */
 
-import { META_KEYS } from '@resourcery/core';
+import { META_KEYS } from '@resourcery/core/storage';
 export interface FuzzRequest {
   method: string;
   uri: string;
