@@ -180,6 +180,30 @@ describe.each(adapters)('@resourcery/client against %s', (_name, serve) => {
     await expect(orders().key('A').get()).rejects.toMatchObject({ status: 400, code: 'InvalidConditionSyntax' });
   });
 
+  test('ETags: one() reads the version, If-None-Match answers notModified, If-Match stops a lost update (412)', async () => {
+    const edsger = () => client.resource<Person>('Person').key(10);
+    expect((await edsger().put({ Name: 'Edsger' })).status).toBe(201);
+    const read = await edsger().one();
+    expect(read).toEqual({ entity: { Id: 10, Name: 'Edsger' }, etag: expect.stringMatching(/^"[^"]+"$/), notModified: false });
+    expect(await edsger().one({ ifNoneMatch: read.etag })).toEqual({ etag: read.etag, notModified: true });
+    // Two read-modify-write clients that read the same version: one write wins, the other is refused.
+    const writes = await Promise.allSettled([
+      edsger().patch({ Name: `${read.entity!.Name} W.` }, { ifMatch: read.etag }),
+      edsger().patch({ Name: `${read.entity!.Name} D.` }, { ifMatch: read.etag }),
+    ]);
+    const won = writes.filter((w) => w.status === 'fulfilled');
+    const lost = writes.filter((w) => w.status === 'rejected');
+    expect([won.length, lost.length]).toEqual([1, 1]);
+    expect(lost[0].reason).toBeInstanceOf(ResourceryError);
+    expect(lost[0].reason).toMatchObject({ status: 412, code: 'PreconditionFailed' });
+    const winner = won[0].value;
+    const now = await edsger().one({ ifNoneMatch: read.etag });
+    expect(now).toEqual({ entity: winner.data[0], etag: winner.etag, notModified: false });
+    expect(now.etag).not.toBe(read.etag);
+    await expect(edsger().delete({ ifMatch: read.etag })).rejects.toMatchObject({ status: 412, code: 'PreconditionFailed' });
+    expect((await edsger().delete({ ifMatch: now.etag })).deleted).toBe(1);
+  });
+
   test('errors are thrown as values with code, status and the Error record link', async () => {
     const error: ResourceryError = await products()
       .where('Nope', '=', 1)

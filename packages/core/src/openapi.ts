@@ -110,7 +110,14 @@ export function openApiDocument(service: Described, options: OpenApiOptions = {}
     components: {
       schemas,
       parameters: parameters(),
-      headers: { ErrorInfo: { description: 'URI of the Error record that describes this failure', schema: { type: 'string' } } },
+      headers: {
+        ErrorInfo: { description: 'URI of the Error record that describes this failure', schema: { type: 'string' } },
+        ETag: {
+          description:
+            'The stored version of the one entity the response holds (none when it holds several or none), a strong entity tag: send it back in If-Match (writes) or If-None-Match (reads)',
+          schema: { type: 'string' },
+        },
+      },
       responses: {
         Error: {
           description: 'The request failed; the body names the error code',
@@ -118,6 +125,16 @@ export function openApiDocument(service: Described, options: OpenApiOptions = {}
           content: { 'application/json': { schema: ref('ErrorBody') } },
         },
         NoContent: { description: 'Nothing matched' },
+        NotModified: {
+          description: 'If-None-Match named the current version of the one entity the request answers: no body',
+          headers: { ETag: { $ref: '#/components/headers/ETag' } },
+        },
+        PreconditionFailed: {
+          description:
+            'If-Match named a version the entity no longer has (or no entity matches): nothing was written (`PreconditionFailed`)',
+          headers: { ErrorInfo: { $ref: '#/components/headers/ErrorInfo' } },
+          content: { 'application/json': { schema: ref('ErrorBody') } },
+        },
       },
       ...(secured
         ? {
@@ -205,6 +222,23 @@ function parameters(): Json {
       schema: { type: 'string', default: '_' },
       example: 'limit=10',
     },
+    IfMatch: {
+      name: 'If-Match',
+      in: 'header',
+      required: false,
+      description:
+        'Write only if every entity the request changes still has one of these versions (ETags, comma-separated), or `*`: any existing entity; otherwise 412 and nothing is written',
+      schema: { type: 'string' },
+      example: '"1.4"',
+    },
+    IfNoneMatch: {
+      name: 'If-None-Match',
+      in: 'header',
+      required: false,
+      description: 'The ETags of copies the client holds: 304 without a body while the one entity answered still has one of them',
+      schema: { type: 'string' },
+      example: '"1.4"',
+    },
   };
 }
 
@@ -253,13 +287,27 @@ function operation(service: Described, r: Resource, entity: string, method: Meth
     responses: { default: { $ref: '#/components/responses/Error' } },
   };
   const responses = op.responses as Json;
-  const ok = { description: 'Success', content: responseContent(service, entity) };
-  if (method === 'GET') Object.assign(responses, { 200: ok, 204: { $ref: '#/components/responses/NoContent' } });
+  const etag = { ETag: { $ref: '#/components/headers/ETag' } };
+  const ok = { description: 'Success', headers: etag, content: responseContent(service, entity) };
+  const notModified = { $ref: '#/components/responses/NotModified' };
+  const preconditionFailed = { $ref: '#/components/responses/PreconditionFailed' };
+  if (method === 'GET')
+    Object.assign(responses, { 200: ok, 204: { $ref: '#/components/responses/NoContent' }, 304: notModified, 412: preconditionFailed });
   else if (method === 'HEAD')
-    Object.assign(responses, { 200: { description: 'Some entity matches' }, 204: { $ref: '#/components/responses/NoContent' } });
-  else if (method === 'POST' || method === 'PUT')
-    Object.assign(responses, { 200: ok, 201: { description: 'Inserted', content: ok.content } });
-  else Object.assign(responses, { 200: ok });
+    Object.assign(responses, {
+      200: { description: 'Some entity matches', headers: etag },
+      204: { $ref: '#/components/responses/NoContent' },
+      304: notModified,
+      412: preconditionFailed,
+    });
+  else if (method === 'POST') Object.assign(responses, { 200: ok, 201: { description: 'Inserted', headers: etag, content: ok.content } });
+  else if (method === 'PUT')
+    Object.assign(responses, { 200: ok, 201: { description: 'Inserted', headers: etag, content: ok.content }, 412: preconditionFailed });
+  else if (method === 'PATCH') Object.assign(responses, { 200: ok, 412: preconditionFailed });
+  else Object.assign(responses, { 200: { description: 'Success', content: ok.content }, 412: preconditionFailed });
+  if (method === 'GET' || method === 'HEAD')
+    op.parameters = [{ $ref: '#/components/parameters/IfNoneMatch' }, { $ref: '#/components/parameters/IfMatch' }];
+  else if (method !== 'POST') op.parameters = [{ $ref: '#/components/parameters/IfMatch' }];
   if (method === 'POST' || method === 'PUT' || method === 'PATCH') {
     op.requestBody = { required: true, content: requestContent(service, entity) };
   }

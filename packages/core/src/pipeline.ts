@@ -6,6 +6,7 @@ import { ServiceError, toServiceError } from './errors.js';
 import type { Events } from './events.js';
 import { parseUri } from './grammar/parse.js';
 import { RequestContext } from './http/context.js';
+import { checkRead, entityTag, versionOf, writeConditions } from './http/preconditions.js';
 import type { PlainRequest, PlainResponse } from './http/types.js';
 import type { LocalRequests } from './local-requests.js';
 import type { Macros } from './macros.js';
@@ -100,9 +101,14 @@ export async function handle(
       caller,
       rows,
       searchBudget: service.options.searchBudget,
+      ifMatch: writeConditions(ctx),
     });
     const destination = ctx.method === 'GET' ? ctx.header('destination') : undefined;
     if (destination !== undefined) result = await sendToDestination(service.headerRequests, ctx, result, destination);
+    else {
+      const notModified = checkRead(ctx, result);
+      if (notModified !== undefined) return notModified;
+    }
     return respond(ctx, resource, output, result);
   } catch (e) {
     return errorResponse(service, ctx, e);
@@ -239,6 +245,8 @@ function respond(ctx: RequestContext, resource: Resource, output: Negotiated, re
   if (status === 204) return { status, headers: {}, body: null };
   const type = output.contentType;
   const headers: Record<string, string> = { 'content-type': contentTypeHeader(type) };
+  const version = versionOf(result);
+  if (version !== undefined) headers.etag = entityTag(version);
   if (type.extension) headers['content-disposition'] = attachment(`${resource.name}_${stamp(ctx.time)}.${type.extension}`);
   // HEAD answers with the headers a GET would have, and no body.
   if (ctx.method === 'HEAD') return { status, headers, body: null };

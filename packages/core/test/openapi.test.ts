@@ -121,6 +121,27 @@ describe('OpenAPI document', () => {
     expect(doc.info.description).toContain('/Person/7');
   });
 
+  test('ETags: the ETag header of one-entity answers, If-Match on writes (412), If-None-Match on reads (304)', () => {
+    const person = doc.paths['/Person/{Id}'];
+    const names = (op: any) => (op.parameters ?? []).map((p: any) => doc.components.parameters[p.$ref.split('/').pop()].name);
+    expect(names(person.get)).toEqual(['If-None-Match', 'If-Match']);
+    expect(names(person.head)).toEqual(['If-None-Match', 'If-Match']);
+    for (const method of ['put', 'patch', 'delete']) {
+      expect(names(person[method])).toEqual(['If-Match']);
+      expect(person[method].responses[412]).toEqual({ $ref: '#/components/responses/PreconditionFailed' });
+    }
+    expect(names(doc.paths['/Person'].post)).toEqual([]);
+    expect(person.get.responses[304]).toEqual({ $ref: '#/components/responses/NotModified' });
+    expect(person.get.responses[200].headers.ETag).toEqual({ $ref: '#/components/headers/ETag' });
+    expect(person.put.responses[201].headers.ETag).toEqual({ $ref: '#/components/headers/ETag' });
+    expect(doc.paths['/Person/{conditions}/{metaConditions}'].patch.responses[200].headers.ETag).toBeDefined();
+    expect(doc.components.responses.NotModified.content).toBeUndefined();
+    expect(doc.components.responses.PreconditionFailed.content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/ErrorBody',
+    });
+    expect(doc.components.schemas.ErrorBody.properties.ErrorCode.enum).toContain('PreconditionFailed');
+  });
+
   test('content types, the error body and its ErrorInfo header', () => {
     const content = doc.paths['/Person'].get.responses[200].content;
     expect(Object.keys(content)).toEqual([
@@ -164,6 +185,8 @@ describe('OpenAPI document', () => {
         "export const id: paths['/Person/{Id}']['get']['parameters']['path']['Id'] = 7;",
         '// @ts-expect-error Id is an integer',
         "export const badId: paths['/Person/{Id}']['get']['parameters']['path']['Id'] = 'seven';",
+        "export const ifMatch: NonNullable<paths['/Person/{Id}']['patch']['parameters']['header']>['If-Match'] = '\"1.4\"';",
+        "export const notModified: paths['/Person/{Id}']['get']['responses'][304]['content'] = undefined as never;",
         // The generated types type @resourcery/client's results.
         `import { createClient } from ${JSON.stringify(join(__dirname, '../../client/src/index'))};`,
         "const people = createClient({ baseUrl: 'http://localhost' }).resource<Person>('Person').where('Age', '>', 30);",

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { ServiceError } from '../errors.js';
 import { evaluate, type CompiledQuery } from '../query/evaluate.js';
 import {
@@ -20,6 +21,10 @@ import {
 const STAMPS = new WeakMap<Entity, Stamp>();
 let clock = 0;
 const issue = () => String(++clock);
+// Versions start with a prefix drawn per process: a restarted server (the CLI on its file)
+// counts from 1 again, and an ETag issued before the restart must not match after it.
+const EPOCH = randomBytes(6).toString('base64url');
+const version = () => `${EPOCH}${++clock}`;
 
 /**
  * Entities in an array, in insertion order; updates keep positions. Accepts every
@@ -73,7 +78,7 @@ export class MemoryStorage implements Storage {
   /** The entity's row and version; stable while the object is stored (an update stores a new object and version). */
   stamp(entity: Entity): Stamp {
     let stamp = STAMPS.get(entity);
-    if (stamp === undefined) STAMPS.set(entity, (stamp = { row: issue(), version: issue() }));
+    if (stamp === undefined) STAMPS.set(entity, (stamp = { row: issue(), version: version() }));
     return stamp;
   }
 
@@ -112,7 +117,7 @@ export class MemoryStorage implements Storage {
       found++;
       const update = deletes.has(target.stamp?.row ?? target.entity) ? undefined : updates.get(target.stamp?.row ?? target.entity);
       if (update === undefined) continue;
-      if (row !== undefined) STAMPS.set(update.value, { row, version: issue() });
+      if (row !== undefined) STAMPS.set(update.value, { row, version: version() });
       next.push(update.value);
       if (this.key !== null && identity(update.value, this.key) !== identity(e, this.key)) changed.push(update.value);
     }
