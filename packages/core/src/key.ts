@@ -134,19 +134,60 @@ export async function checkUnique(resource: string, key: readonly string[], stor
     const id = JSON.stringify(values);
     if (seen.has(id)) throw new ServiceError('Conflict', `Two entities of the body have the key ${shown}`);
     seen.add(id);
-    const conditions: Condition[] = key.map((k, i) => ({
-      locator: new Locator(k),
-      op: '=',
-      value: literalOf(values[i]),
-      text: `${k}=${String(values[i])}`,
-    }));
-    const predicate = compileConditions(conditions);
-    const found = await storage.select({ conditions, predicate, order: null, offset: 0, limit: -1 });
-    for await (const s of found.entities as AsyncIterable<Entity>) {
-      if (found.conditionsApplied || predicate === null || predicate(s))
-        throw new ServiceError('Conflict', `'${resource}' already has an entity with the key ${shown}`);
-    }
+    for await (const _ of selectEqual(
+      storage,
+      key.map((k) => new Locator(k)),
+      values,
+    ))
+      throw new ServiceError('Conflict', `'${resource}' already has an entity with the key ${shown}`);
   }
+}
+
+/** Stored entities whose values at `locators` are `values` as `=` compares them (callers needing exact equality recheck). */
+async function* selectEqual(storage: Storage, locators: readonly Locator[], values: readonly unknown[]): AsyncGenerator<Entity> {
+  const conditions: Condition[] = locators.map((l, i) => ({
+    locator: l,
+    op: '=',
+    value: literalOf(values[i]),
+    text: `${l.text}=${String(values[i])}`,
+  }));
+  const predicate = compileConditions(conditions);
+  const found = await storage.select({ conditions, predicate, order: null, offset: 0, limit: -1 });
+  for await (const s of found.entities as AsyncIterable<Entity>) if (found.conditionsApplied || predicate === null || predicate(s)) yield s;
+}
+
+/** Up to this many distinct matches are looked up one select each; more read every entity once. */
+const LOOKUPS = 32;
+
+/**
+ * The stored entities that can match `entities` on `locators` exactly (safepost): for a few
+ * distinct matches of plain values, one `=` select each (an index in SQL, never past a
+ * storage's row cap, no whole-table read); otherwise, or when some value is null, an object
+ * or a number that does not survive as a literal, every stored entity.
+ */
+export async function storedMatches(storage: Storage, locators: readonly Locator[], entities: readonly Entity[]): Promise<Entity[]> {
+  const exact = (e: Entity) => JSON.stringify(locators.map((l) => l.get(e) ?? null));
+  const distinct = new Map<string, unknown[]>();
+  for (const e of entities)
+    distinct.set(
+      exact(e),
+      locators.map((l) => l.get(e)),
+    );
+  const plain = (v: unknown) => {
+    const literal = literalOf(v);
+    return literal.kind === 'string' || (literal.kind === 'raw' && (literal.number === v || literal.boolean === v));
+  };
+  const found: Entity[] = [];
+  if (distinct.size > LOOKUPS || ![...distinct.values()].every((values) => values.every(plain))) {
+    for await (const s of (await storage.select(SELECT_ALL)).entities as AsyncIterable<Entity>) found.push(s);
+    return found;
+  }
+  for (const [id, values] of distinct)
+    for await (const s of selectEqual(storage, locators, values)) {
+      // Only exact matches: `=` is looser (so one stored entity could answer two lookups).
+      if (exact(s) === id) found.push(s);
+    }
+  return found;
 }
 
 /** A stored value as a literal that matches exactly that value (a string stays a string). */

@@ -1,6 +1,6 @@
 import type { Caller } from './caller.js';
 import { ServiceError } from './errors.js';
-import { checkUnique, fillKeys } from './key.js';
+import { checkUnique, fillKeys, storedMatches } from './key.js';
 import type { Entity, Predicate } from './query/conditions.js';
 import { evaluate, pagingCanBePushedDown, type CompiledQuery, type EvaluateOptions } from './query/evaluate.js';
 import { literalValue } from './query/literal.js';
@@ -335,7 +335,11 @@ async function safepost(op: OperationContext, entities: Entity[]): Promise<Resul
   const keyOf = (e: Entity) => JSON.stringify(keys.map((k) => k.get(e) ?? null));
   const index = new Map<string, Entity[]>();
   const toOutput = resource.definition.toOutput;
-  for (const stored of await collect((await resource.storage.select(SELECT_ALL)).entities)) {
+  // Matched on what clients see, so with toOutput every stored entity is looked at.
+  const candidates = toOutput
+    ? await collect((await resource.storage.select(SELECT_ALL)).entities)
+    : await storedMatches(resource.storage, keys, entities);
+  for (const stored of candidates) {
     // Matched on what clients see: a hidden property cannot be probed by matching on it,
     // and a row the caller's rule hides is never matched (so never updated).
     const seen = toOutput ? toOutput(stored) : stored;

@@ -320,6 +320,16 @@ describe('POST with safepost inserts or updates each entity in one request', () 
     expect(stored()[4]).toEqual({ Name: 'Tim', City: 'Paris', Age: 70 });
   });
 
+  test('matched exactly: text in another case is another value', async () => {
+    await call(service, 'POST', '/Lab.Person', { body: { Name: 'tim', Age: 1 } });
+    const r = await call(service, 'POST', '/Lab.Person/_/safepost=Name', { body: { Name: 'Tim', Age: 11 } });
+    expect(r.json).toMatchObject({ InsertedCount: 0, UpdatedCount: 1 });
+    expect(stored().filter((p: any) => p.Name.toLowerCase() === 'tim')).toEqual([
+      { Id: 4, Name: 'Tim', Age: 11, City: 'London' },
+      { Name: 'tim', Age: 1 },
+    ]);
+  });
+
   test('only inserts: still 200 with UpdatedCount 0', async () => {
     const r = await call(service, 'POST', '/Lab.Person/_/safepost=Id', { body: { Id: 8, Name: 'Joan', Age: 60 } });
     expect(r.status).toBe(200);

@@ -287,6 +287,21 @@ export function indexSuite(database: () => SqlClient, freshTable: () => string):
       expect((await call(sql, 'REPORT', '/Person')).json).toBe(5);
     });
 
+    test('safepost of a few entities past maxRows rows: each match is looked up, not the whole table read', async () => {
+      const storage = createSqlStorage({ client: database(), table: freshTable(), maxRows: 3 });
+      const sql = service(storage, { indexes: ['Id'], schema: SCHEMA });
+      await call(sql, 'POST', '/Person', [{ Id: 1 }, { Id: 2 }, { Id: 3 }, { Id: 4 }, { Id: 5 }]);
+      const posted = await call(sql, 'POST', '/Person/_/safepost=Id', [
+        { Id: 2, Name: 'two' },
+        { Id: 7, Name: 'seven' },
+        { Id: 2, Age: 2 },
+      ]);
+      expect(posted.status).toBeLessThan(300);
+      expect((await call(sql, 'GET', '/Person/Id=2')).json).toEqual([{ Id: 2, Name: 'two', Age: 2 }]);
+      expect((await call(sql, 'GET', '/Person/Id=7')).json).toEqual([{ Id: 7, Name: 'seven' }]);
+      expect((await call(sql, 'REPORT', '/Person')).json).toBe(6);
+    });
+
     test('a POST without its key past maxRows rows: the next key comes from the largest one, read as one row', async () => {
       for (const definition of [{ indexes: ['Id'], schema: SCHEMA }, {}]) {
         const storage = createSqlStorage({ client: database(), table: freshTable(), maxRows: 3 });
