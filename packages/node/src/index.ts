@@ -62,9 +62,15 @@ function writeWhole(res: ServerResponse, response: PlainResponse): boolean {
  * (docs/performance.md). Rejects when the library itself failed.
  */
 export function serveRequest(service: Service, request: PlainRequest, context: unknown, res: ServerResponse): Promise<void> {
-  const handled = isThenable(context)
-    ? Promise.resolve(context).then((value) => service.handle(request, { context: value }))
-    : service.handle(request, context === undefined ? undefined : { context });
+  let handled: Promise<PlainResponse>;
+  try {
+    handled = isThenable(context)
+      ? Promise.resolve(context).then((value) => service.handle(request, { context: value }))
+      : service.handle(request, context === undefined ? undefined : { context });
+  } catch (error) {
+    // Called in the listener's turn: a throw must become the rejection the caller handles.
+    return Promise.reject(error);
+  }
   return handled.then((response) => (writeWhole(res, response) ? undefined : writeStream(res, response)));
 }
 

@@ -378,3 +378,19 @@ describe('downloads of resources named outside Latin-1 (RFC 6266)', () => {
     }
   });
 });
+
+describe('a failure of the library itself is a 500, never an uncaught exception', () => {
+  test.each([
+    [
+      'throws at once',
+      () => {
+        throw new Error('broken service');
+      },
+    ],
+    ['rejects', () => Promise.reject(new Error('broken service'))],
+  ])('handle %s', async (_, handle) => {
+    const port = await start({ handle } as unknown as Service);
+    const reply = await send(port, { path: '/Lab.Sensor' });
+    expect([reply.status, reply.text]).toEqual([500, 'Error: broken service']);
+  });
+});
