@@ -7,7 +7,7 @@ import { targetOf, type Storage } from '../storage/storage.js';
 export const LOG_RESOURCE = 'Service.Admin.WebhookLog';
 
 /** One row per delivery attempt (DESIGN 8). */
-export interface DeliveryAttempt {
+export type DeliveryAttempt = {
   /** When the attempt started (ISO 8601, UTC). */
   Time: string;
   WebhookId: string;
@@ -21,7 +21,7 @@ export interface DeliveryAttempt {
   Success: boolean;
   DurationMs: number;
   Error: string | null;
-}
+};
 
 export const LOG_SCHEMA: JsonSchema = {
   type: 'object',
@@ -49,7 +49,7 @@ export class DeliveryLog {
   ) {}
 
   async record(row: DeliveryAttempt): Promise<void> {
-    await this.storage.write({ insert: [row as unknown as Entity] });
+    await this.storage.write({ insert: [row] });
     if (this.stored === null) this.stored = await this.count();
     else this.stored++;
     // Trim in steps of a tenth so that a full log is not rewritten on every attempt.

@@ -13,7 +13,7 @@ export const OUTBOX_STORAGE = 'Service.Admin.WebhookOutbox';
  * loses nothing (at-least-once). `LockedUntil` is the lease of the instance working on
  * it: instances that share the storage leave leased messages alone.
  */
-export interface OutboxMessage {
+export type OutboxMessage = {
   /** Sent as `webhook-id`: the same on every attempt. */
   Id: string;
   WebhookId: string;
@@ -38,7 +38,7 @@ export interface OutboxMessage {
   DueAt: number;
   /** Epoch milliseconds until which an instance holds the message. */
   LockedUntil: number;
-}
+};
 
 interface Pending {
   batch: Required<Pick<WriteBatch, 'update' | 'delete'>>;
@@ -52,17 +52,17 @@ export class Outbox {
   constructor(readonly storage: Storage) {}
 
   add(messages: OutboxMessage[]): Promise<void> {
-    return this.storage.write({ insert: messages as unknown as Entity[] });
+    return this.storage.write({ insert: messages });
   }
 
   /** Replaces a message; resolves to the stored value. */
   async update(target: OutboxMessage, value: OutboxMessage): Promise<OutboxMessage> {
-    await this.enqueue({ update: [{ target: targetOf(this.storage, target as unknown as Entity), value: value as unknown as Entity }] });
+    await this.enqueue({ update: [{ target: targetOf(this.storage, target), value }] });
     return value;
   }
 
   remove(target: OutboxMessage): Promise<void> {
-    return this.enqueue({ delete: [targetOf(this.storage, target as unknown as Entity)] });
+    return this.enqueue({ delete: [targetOf(this.storage, target)] });
   }
 
   /** Takes a message no instance holds; null when another instance was quicker. */
@@ -70,7 +70,7 @@ export class Outbox {
     const value = { ...message, LockedUntil: until };
     try {
       await this.storage.write({
-        update: [{ target: targetOf(this.storage, message as unknown as Entity), value: value as unknown as Entity }],
+        update: [{ target: targetOf(this.storage, message), value }],
       });
       return value;
     } catch {
@@ -86,12 +86,12 @@ export class Outbox {
     const predicate = compileConditions(conditions);
     const order = { locator: new Locator('DueAt'), descending: false };
     const result = await this.storage.select({ conditions, predicate, order, offset: 0, limit });
-    let found: Entity[] = [];
+    let found: OutboxMessage[] = [];
     for await (const e of result.entities as AsyncIterable<Entity>) {
-      if (result.conditionsApplied || predicate!(e)) found.push(e);
+      if ((result.conditionsApplied || predicate!(e)) && isOutboxMessage(e)) found.push(e);
     }
     if (!result.pagingApplied) found = found.sort((a, b) => compareValues(a.DueAt, b.DueAt)).slice(0, limit);
-    return found as unknown as OutboxMessage[];
+    return found;
   }
 
   private enqueue(op: WriteBatch): Promise<void> {
@@ -124,4 +124,19 @@ export class Outbox {
       }
     }
   }
+}
+
+/** Whether a stored entity is an outbox message (kept as the very object storage returned: writes address it). */
+function isOutboxMessage(e: Entity): e is Entity & OutboxMessage {
+  const number = (v: unknown) => typeof v === 'number';
+  return (
+    typeof e.Id === 'string' &&
+    typeof e.WebhookId === 'string' &&
+    typeof e.Event === 'string' &&
+    typeof e.Time === 'string' &&
+    number(e.Depth) &&
+    number(e.Attempt) &&
+    number(e.DueAt) &&
+    number(e.LockedUntil)
+  );
 }
