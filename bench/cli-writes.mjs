@@ -7,7 +7,9 @@
 //      reader goes on until the journal is gone): how long, and the GET latency meanwhile.
 // GET latency is given as p99 / max in ms for each phase.
 //   pnpm build && node bench/cli-writes.mjs [--sizes=1000,10000,100000,1000000] [--seconds=4] [--writers=8]
-//     [--key=id|none] [--cli=path/to/cli.js]
+//     [--key=id|generated|none] [--cli=path/to/cli.js]
+// --key=generated: the stored entities have `id` (the key), each POST leaves it out, so the
+// server generates the next number.
 // --key=none: entities without `id`, so the resource has no key and a POST checks no key
 // (with `id`, the core checks the new key is free before each insert, one insert at a time).
 import { spawn } from 'node:child_process';
@@ -21,7 +23,8 @@ const arg = (name, fallback) => process.argv.find((a) => a.startsWith(`--${name}
 const SIZES = arg('sizes', '1000,10000,100000,1000000').split(',').map(Number);
 const SECONDS = Number(arg('seconds', '4'));
 const WRITERS = Number(arg('writers', '8'));
-const KEYED = arg('key', 'id') === 'id';
+const MODE = arg('key', 'id');
+const KEYED = MODE !== 'none';
 const CLI = path.resolve(arg('cli', path.join(path.dirname(fileURLToPath(import.meta.url)), '../packages/cli/dist/cli.js')));
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json;raw=true' };
 
@@ -75,7 +78,7 @@ async function measure(size, dir) {
     const writer = async () => {
       while (Date.now() < end) {
         const t = performance.now();
-        const body = KEYED ? { id: next++, name: 'new', price: 1 } : { name: `new ${next++}`, price: 1 };
+        const body = MODE === 'id' ? { id: next++, name: 'new', price: 1 } : { name: `new ${next++}`, price: 1 };
         const r = await fetch(`${url}/items`, { method: 'POST', headers: HEADERS, body: JSON.stringify(body) });
         await r.text();
         if (r.status !== 201) throw new Error(`POST answered ${r.status}`);

@@ -1,9 +1,20 @@
 import type { Entity } from '@resourcery/core';
-import type { Literal, SelectQuery } from '@resourcery/core/storage';
+import type { Literal, Locator, SelectQuery } from '@resourcery/core/storage';
 import type { Change } from './journal.js';
 
 /** Entities by the value of one property: `n:7` for the number 7, `s:7` for the string "7". */
 type Buckets = Map<string, Entity[]>;
+
+/** The largest number at one property, while every value there is a number or missing. */
+interface Largest {
+  locator: Locator;
+  top: Entity | undefined;
+  value: number;
+  /** Entities holding `value`. */
+  ties: number;
+  /** Some value there is not a number: the order puts it first (not answered here). */
+  other: boolean;
+}
 
 /**
  * Exact-value lookups on one resource of the data file, so that a query of one `=`
@@ -16,6 +27,8 @@ type Buckets = Map<string, Entity[]>;
 export class EqualityIndex {
   /** Property name in lower case (locators match case-insensitively) -> buckets. */
   private readonly byProperty = new Map<string, Buckets>();
+  /** Locator text -> the largest number there (how the core finds the next key to generate). */
+  private readonly largest = new Map<string, Largest>();
 
   /** `entities`: the resource's current entities, read when a property is first looked up. */
   constructor(private readonly entities: () => readonly Entity[]) {}
@@ -39,6 +52,23 @@ export class EqualityIndex {
     return hits;
   }
 
+  /**
+   * The first entity in descending order of one property, and nothing else (no conditions):
+   * the core's query for the largest key before it generates the next. Answered while every
+   * value there is a number or missing and one entity holds the largest; undefined otherwise.
+   */
+  top(query: SelectQuery): Entity[] | undefined {
+    const order = query.order;
+    if (query.conditions.length !== 0 || order === null || !order.descending || query.offset !== 0 || query.limit !== 1) return undefined;
+    let state = this.largest.get(order.locator.text);
+    if (state === undefined) {
+      state = { locator: order.locator, top: undefined, value: -Infinity, ties: 0, other: false };
+      for (const e of this.entities()) consider(state, e);
+      this.largest.set(order.locator.text, state);
+    }
+    return state.other || state.ties !== 1 ? undefined : [state.top!];
+  }
+
   /** Builds the buckets of a property now rather than at its first lookup. */
   prepare(property: string): void {
     this.buckets(property.toLowerCase());
@@ -46,6 +76,7 @@ export class EqualityIndex {
 
   /** Follows a change just made visible. */
   apply(change: Change): void {
+    this.followLargest(change);
     if (this.byProperty.size === 0) return;
     if (change.s) {
       this.byProperty.clear();
@@ -57,6 +88,21 @@ export class EqualityIndex {
     }
     for (const [, before] of change.d ?? []) this.remove(before);
     for (const e of change.a ?? []) this.add(e);
+  }
+
+  /** Appended entities only raise a largest value; one that may have held it, removed, means counting again. */
+  private followLargest(change: Change): void {
+    for (const [text, state] of this.largest) {
+      const removed = change.s
+        ? undefined
+        : [...(change.u ?? []).map(([, before]) => before), ...(change.d ?? []).map(([, before]) => before)];
+      if (removed === undefined || removed.some((e) => mayHold(state, e))) {
+        this.largest.delete(text);
+        continue;
+      }
+      for (const [, , after] of change.u ?? []) consider(state, after);
+      for (const e of change.a ?? []) consider(state, e);
+    }
   }
 
   private buckets(property: string): Buckets {
@@ -116,4 +162,21 @@ function tokensOf(literal: Literal): string[] | undefined {
   if (literal.number !== undefined) return [`n:${literal.number}`, `s:${literal.text}`];
   if (literal.boolean !== undefined || literal.date !== undefined) return undefined;
   return [`s:${literal.text}`];
+}
+
+function consider(state: Largest, e: Entity): void {
+  const v = state.locator.get(e);
+  if (v === undefined || v === null || Number.isNaN(v)) return;
+  if (typeof v !== 'number') state.other = true;
+  else if (v > state.value) {
+    state.top = e;
+    state.value = v;
+    state.ties = 1;
+  } else if (v === state.value) state.ties++;
+}
+
+/** Whether removing `e` can change what `state` knows: it held the largest value, or a value that is not a number. */
+function mayHold(state: Largest, e: Entity): boolean {
+  const v = state.locator.get(e);
+  return typeof v === 'number' ? v >= state.value : v !== undefined && v !== null;
 }
