@@ -235,7 +235,8 @@ function parameters(): Json {
       name: 'If-None-Match',
       in: 'header',
       required: false,
-      description: 'The ETags of copies the client holds: 304 without a body while the one entity answered still has one of them',
+      description:
+        'The ETags of copies the client holds. GET, HEAD: 304 without a body while the one entity answered still has one of them. PUT, PATCH, DELETE: 412 and nothing written while an entity the write changes has one of them; `*`: while it changes any (a PUT that may only insert)',
       schema: { type: 'string' },
       example: '"1.4"',
     },
@@ -307,7 +308,8 @@ function operation(service: Described, r: Resource, entity: string, method: Meth
   else Object.assign(responses, { 200: { description: 'Success', content: ok.content }, 412: preconditionFailed });
   if (method === 'GET' || method === 'HEAD')
     op.parameters = [{ $ref: '#/components/parameters/IfNoneMatch' }, { $ref: '#/components/parameters/IfMatch' }];
-  else if (method !== 'POST') op.parameters = [{ $ref: '#/components/parameters/IfMatch' }];
+  else if (method !== 'POST')
+    op.parameters = [{ $ref: '#/components/parameters/IfMatch' }, { $ref: '#/components/parameters/IfNoneMatch' }];
   if (method === 'POST' || method === 'PUT' || method === 'PATCH') {
     op.requestBody = { required: true, content: requestContent(service, entity) };
   }

@@ -11,7 +11,7 @@ import type { Resource } from './resources.js';
 import type { Result } from './results.js';
 import { checkRow, type RowRule } from './rules.js';
 import { keyValues, SELECT_ALL, targetOf, type SelectQuery } from './storage/storage.js';
-import { checkVersions, entityVersion } from './storage/version.js';
+import { checkNoneMatch, checkVersions, entityVersion } from './storage/version.js';
 
 /** What operations need from the service. */
 export interface OperationContext {
@@ -34,6 +34,8 @@ export interface OperationContext {
    * value) the write may change, or `*`; any other is 412 PreconditionFailed.
    */
   ifMatch?: readonly string[];
+  /** If-None-Match of PUT, PATCH and DELETE: versions (or `*`: any entity) the write must not change. */
+  ifNoneMatch?: readonly string[];
 }
 
 export type Operation = (op: OperationContext) => Promise<Result>;
@@ -277,12 +279,18 @@ const post: Operation = async (op) => {
   return op.resource.key ? op.resource.exclusive(() => insert(op, entities)) : insert(op, entities);
 };
 
+/** If-Match, then If-None-Match, against the versions of the entities the write would change. */
+function checkPreconditions(op: OperationContext, matches: readonly Entity[]): void {
+  checkVersions(op.resource.storage, op.ifMatch, matches);
+  checkNoneMatch(op.resource.storage, op.ifNoneMatch, matches);
+}
+
 const put: Operation = async (op) => {
   const entity = single(await op.input(), 'PUT');
   const matches = await selectTargets(op.resource, op.query, op.rows, op.searchBudget);
   if (matches.length > 1)
     throw new ServiceError('AmbiguousMatch', `PUT matched ${matches.length} entities; it inserts or updates exactly one`);
-  checkVersions(op.resource.storage, op.ifMatch, matches);
+  checkPreconditions(op, matches);
   if (matches.length === 0) {
     // Fill the properties the conditions fix (`/Product/Sku=C-1`) when the body leaves them out.
     // The schema's spelling of the property wins over the locator's (locators are case-insensitive).
@@ -301,7 +309,7 @@ const patch: Operation = async (op) => {
   const body = single(await op.input(), 'PATCH');
   const matches = await selectTargets(op.resource, op.query, op.rows, op.searchBudget);
   guardMany(matches.length, 'PATCH', op.query.meta.unsafe);
-  checkVersions(op.resource.storage, op.ifMatch, matches);
+  checkPreconditions(op, matches);
   const data = await update(
     op,
     matches.map((target) => ({ target, patch: body })),
@@ -313,7 +321,7 @@ const del: Operation = async (op) => {
   const { resource } = op;
   const matches = await selectTargets(resource, op.query, op.rows, op.searchBudget);
   guardMany(matches.length, 'DELETE', op.query.meta.unsafe);
-  checkVersions(resource.storage, op.ifMatch, matches);
+  checkPreconditions(op, matches);
   if (matches.length > 0) {
     if (resource.hooks.beforeDelete) await resource.hooks.beforeDelete(matches, op.caller);
     await resource.storage.write({ delete: matches.map((e) => targetOf(resource.storage, e, resource.key)) });
@@ -422,7 +430,10 @@ function retryOnConflict(operation: Operation, attempts = 3): Operation {
  * write of this process comes between the version check and the write.
  */
 function conditional(operation: Operation): Operation {
-  return (op) => (op.ifMatch !== undefined && !op.resource.storage.stamp ? op.resource.exclusive(() => operation(op)) : operation(op));
+  return (op) =>
+    (op.ifMatch !== undefined || op.ifNoneMatch !== undefined) && !op.resource.storage.stamp
+      ? op.resource.exclusive(() => operation(op))
+      : operation(op);
 }
 
 export const OPERATIONS: Record<string, Operation> = {

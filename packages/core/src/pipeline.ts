@@ -101,7 +101,7 @@ export async function handle(
       caller,
       rows,
       searchBudget: service.options.searchBudget,
-      ifMatch: writeConditions(ctx),
+      ...writeConditions(ctx),
     });
     const destination = ctx.method === 'GET' ? ctx.header('destination') : undefined;
     if (destination !== undefined) result = await sendToDestination(service.headerRequests, ctx, result, destination);

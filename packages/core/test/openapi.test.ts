@@ -121,13 +121,13 @@ describe('OpenAPI document', () => {
     expect(doc.info.description).toContain('/Person/7');
   });
 
-  test('ETags: the ETag header of one-entity answers, If-Match on writes (412), If-None-Match on reads (304)', () => {
+  test('ETags: the ETag header of one-entity answers, If-Match on writes (412), If-None-Match on reads (304) and writes (412)', () => {
     const person = doc.paths['/Person/{Id}'];
     const names = (op: any) => (op.parameters ?? []).map((p: any) => doc.components.parameters[p.$ref.split('/').pop()].name);
     expect(names(person.get)).toEqual(['If-None-Match', 'If-Match']);
     expect(names(person.head)).toEqual(['If-None-Match', 'If-Match']);
     for (const method of ['put', 'patch', 'delete']) {
-      expect(names(person[method])).toEqual(['If-Match']);
+      expect(names(person[method])).toEqual(['If-Match', 'If-None-Match']);
       expect(person[method].responses[412]).toEqual({ $ref: '#/components/responses/PreconditionFailed' });
     }
     expect(names(doc.paths['/Person'].post)).toEqual([]);

@@ -106,6 +106,30 @@ describe.each([
     expect((await call(service, 'DELETE', '/Person/5', { headers: { 'if-match': '*' } })).status).toBe(412);
   });
 
+  test('If-None-Match on writes: * inserts only (PUT), a named current version refuses the write with 412', async () => {
+    const taken = await call(service, 'PUT', '/Person/1', { body: { Name: 'Twice', Age: 1 }, headers: { 'if-none-match': '*' } });
+    expect([taken.status, taken.json.ErrorCode]).toEqual([412, 'PreconditionFailed']);
+    expect((await call(service, 'GET', '/Person/1', { headers: RAW })).json).toEqual([PEOPLE[0]]);
+    const created = await call(service, 'PUT', '/Person/5', { body: { Name: 'New', Age: 1 }, headers: { 'if-none-match': '*' } });
+    expect(created.status).toBe(201);
+    // Two create-only PUTs of one new key: one inserts, the other finds it and is refused.
+    const both = await Promise.all(
+      ['A', 'B'].map((Name) => call(service, 'PUT', '/Person/6', { body: { Name, Age: 2 }, headers: { 'if-none-match': '*' } })),
+    );
+    expect(both.map((r) => r.status).sort()).toEqual([201, 412]);
+    const etag = (await etagOf('/Person/2'))!;
+    for (const [method, body] of [
+      ['PATCH', { Age: 1 }],
+      ['PUT', { Id: 2, Name: 'Alan', Age: 1 }],
+      ['DELETE', undefined],
+    ] as const) {
+      const refused = await call(service, method, '/Person/2', { body, headers: { 'if-none-match': `"other", ${etag}` } });
+      expect([method, refused.status]).toEqual([method, 412]);
+    }
+    expect((await call(service, 'GET', '/Person/2', { headers: RAW })).json).toEqual([PEOPLE[1]]);
+    expect((await call(service, 'PATCH', '/Person/2', { body: { Age: 42 }, headers: { 'if-none-match': '"other"' } })).status).toBe(200);
+  });
+
   test('If-Match on GET: 412 once the entity changed', async () => {
     const etag = (await etagOf('/Person/1'))!;
     expect((await call(service, 'GET', '/Person/1', { headers: { 'if-match': etag } })).status).toBe(200);

@@ -3,7 +3,8 @@
  * carries its stored version as a strong `ETag`; `If-Match` makes PUT, PATCH and DELETE
  * conditional (the operation compares the versions of the entities it would change, inside
  * the write, so no other write comes between: 412 PreconditionFailed); `If-None-Match` on
- * GET and HEAD answers 304 Not Modified while the client's copy is current.
+ * GET and HEAD answers 304 Not Modified while the client's copy is current, and on a write
+ * refuses it (412) while the entity is at a named version (`*`: exists at all).
  */
 import { ServiceError } from '../errors.js';
 import type { Result } from '../results.js';
@@ -44,11 +45,18 @@ export function parseEntityTags(header: string, weak: boolean): string[] {
   return tags;
 }
 
-/** If-Match of a write (PUT, PATCH, DELETE), for the operation to check; undefined without one. */
-export function writeConditions(ctx: RequestContext): string[] | undefined {
-  if (ctx.method !== 'PUT' && ctx.method !== 'PATCH' && ctx.method !== 'DELETE') return undefined;
-  const header = ctx.header('if-match');
-  return header === undefined ? undefined : parseEntityTags(header, false);
+/**
+ * If-Match and If-None-Match of a write (PUT, PATCH, DELETE), for the operation to check;
+ * each undefined without its header. Both compare strongly on writes.
+ */
+export function writeConditions(ctx: RequestContext): { ifMatch?: string[]; ifNoneMatch?: string[] } {
+  if (ctx.method !== 'PUT' && ctx.method !== 'PATCH' && ctx.method !== 'DELETE') return {};
+  const ifMatch = ctx.header('if-match');
+  const ifNoneMatch = ctx.header('if-none-match');
+  return {
+    ifMatch: ifMatch === undefined ? undefined : parseEntityTags(ifMatch, false),
+    ifNoneMatch: ifNoneMatch === undefined ? undefined : parseEntityTags(ifNoneMatch, false),
+  };
 }
 
 /**

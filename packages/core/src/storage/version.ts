@@ -32,3 +32,22 @@ export function checkVersions(storage: Storage, expected: readonly string[] | un
       );
   }
 }
+
+/**
+ * If-None-Match for a write (RFC 9110 13.1.2): the write runs only while no entity it
+ * changes is at a version the client names; `*`: only while it changes no entity at all
+ * (a PUT that may only insert). 412 PreconditionFailed otherwise, nothing written.
+ */
+export function checkNoneMatch(storage: Storage, tags: readonly string[] | undefined, entities: readonly Entity[]): void {
+  if (tags === undefined || entities.length === 0) return;
+  if (tags.includes('*'))
+    throw new ServiceError('PreconditionFailed', 'If-None-Match: * writes only where no entity matches, and one does; nothing was written');
+  for (const e of entities) {
+    const version = entityVersion(storage, e);
+    if (tags.includes(version))
+      throw new ServiceError(
+        'PreconditionFailed',
+        `If-None-Match names the current version ${JSON.stringify(version)}; nothing was written`,
+      );
+  }
+}
