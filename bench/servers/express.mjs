@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { createService, MemoryStorage } from '@resourcery/core';
 import { createExpressMiddleware } from '@resourcery/express';
 import express from 'express';
-import { envelope, SMALL_PATH } from './small.mjs';
+import { BARE_ETAG, envelope, SMALL_PATH } from './small.mjs';
 
 const [file, mode] = process.argv.slice(2);
 const { Person } = JSON.parse(readFileSync(file, 'utf8'));
@@ -19,6 +19,7 @@ if (mode === 'adapter') {
   app.use('/api', (req, res, next) => {
     const started = performance.now();
     if (req.method !== 'GET' || req.url !== SMALL_PATH) return next();
+    res.set('etag', BARE_ETAG);
     res.json(
       envelope(
         Person.filter((p) => p.id === 7),

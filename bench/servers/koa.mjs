@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { createService, MemoryStorage } from '@resourcery/core';
 import { createKoaMiddleware } from '@resourcery/koa';
 import Koa from 'koa';
-import { envelope, SMALL_PATH } from './small.mjs';
+import { BARE_ETAG, envelope, SMALL_PATH } from './small.mjs';
 
 const [file, mode] = process.argv.slice(2);
 const { Person } = JSON.parse(readFileSync(file, 'utf8'));
@@ -19,6 +19,7 @@ if (mode === 'adapter') {
   app.use(async (ctx, next) => {
     const started = performance.now();
     if (ctx.method !== 'GET' || ctx.url !== path) return next();
+    ctx.set('etag', BARE_ETAG);
     ctx.body = envelope(
       Person.filter((p) => p.id === 7),
       started,

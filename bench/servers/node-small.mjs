@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { createService, MemoryStorage } from '@resourcery/core';
 import { createServer } from '@resourcery/node';
-import { SMALL_PATH } from './small.mjs';
+import { BARE_ETAG, SMALL_PATH } from './small.mjs';
 
 const [file, mode] = process.argv.slice(2);
 const { Person } = JSON.parse(readFileSync(file, 'utf8'));
@@ -20,7 +20,7 @@ if (mode === 'adapter') {
     const data = Person.filter((p) => p.id === 7);
     const elapsed = Math.round((performance.now() - started) * 1000) / 1000;
     const body = `{"Status":"success","Data":${JSON.stringify(data)},"DataCount":${data.length},"TimeElapsedMs":${elapsed}}`;
-    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), etag: BARE_ETAG });
     res.end(body);
   });
 }
