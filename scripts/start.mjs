@@ -30,6 +30,8 @@ function stale(pkg) {
     ...['package.json', 'tsup.config.ts', 'peggy.config.json'].map((f) =>
       existsSync(`${root}/${f}`) ? statSync(`${root}/${f}`).mtimeMs : undefined,
     ),
+    // The build every package's tsup config shares.
+    statSync('tsup.base.ts').mtimeMs,
   ];
   return inputs.some((t) => t !== undefined && t > built);
 }

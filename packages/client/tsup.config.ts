@@ -1,9 +1,4 @@
-import { defineConfig } from 'tsup';
-export default defineConfig({
-  entry: ['src/index.ts'],
-  format: ['esm', 'cjs'],
-  dts: true,
-  clean: true,
-  target: 'es2022',
-  sourcemap: false,
-});
+import { packageConfig } from '../../tsup.base';
+
+// Browsers too: no Node-only target.
+export default packageConfig({ target: 'es2022' });

@@ -1,9 +1,3 @@
-import { defineConfig } from 'tsup';
-export default defineConfig({
-  entry: ['src/index.ts'],
-  format: ['esm', 'cjs'],
-  dts: true,
-  clean: true,
-  target: 'node20',
-  sourcemap: false,
-});
+import { packageConfig } from '../../tsup.base';
+
+export default packageConfig();
