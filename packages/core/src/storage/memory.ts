@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { ServiceError } from '../errors.js';
 import { evaluate, type CompiledQuery } from '../query/evaluate.js';
+import { NO_META } from '../query/meta-conditions.js';
 import {
   keyValues,
   type Entity,
@@ -49,20 +50,7 @@ export class MemoryStorage implements Storage {
       search: null,
       project: null,
       sourceOrder: query.order?.locator ?? null,
-      // Written out rather than spread from NO_META: this runs on every select.
-      meta: {
-        unsafe: false,
-        limit: query.limit,
-        offset: query.offset,
-        order: query.order,
-        select: null,
-        add: null,
-        rename: null,
-        distinct: false,
-        search: null,
-        searchRegex: null,
-        safepost: null,
-      },
+      meta: { ...NO_META, limit: query.limit, offset: query.offset, order: query.order },
     };
     return { entities: evaluate(this.entities, compiled), conditionsApplied: true, pagingApplied: true };
   }
