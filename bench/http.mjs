@@ -99,41 +99,43 @@ async function nodeAdapter(load, quick) {
   );
 }
 
-/** The CLI against json-server 0.17 serving copies of the same file, equivalent query. */
-async function jsonServer(load, quick) {
-  const data = writeDataFile('people-10k.json', 10_000);
-  const mine = path.join(RESULTS_DIR, 'get-resourcery.json');
-  const theirs = path.join(RESULTS_DIR, 'get-json-server.json');
+/** The CLI and json-server 0.17, each on its own fresh copy of `data` (`<name>-resourcery.json`, `<name>-json-server.json`). */
+async function cliAndJsonServer(data, name) {
+  const mine = path.join(RESULTS_DIR, `${name}-resourcery.json`);
+  const theirs = path.join(RESULTS_DIR, `${name}-json-server.json`);
   copyFileSync(data, mine);
   copyFileSync(data, theirs);
   const port = await freePort();
-  return withServers(
+  return [
+    ['resourcery (CLI)', CLI, ['serve', mine, '--port', '0']],
     [
-      ['resourcery (CLI)', CLI, ['serve', mine, '--port', '0']],
-      [
-        'json-server 0.17',
-        JSON_SERVER,
-        [theirs, '--port', String(port), '--host', '127.0.0.1', '--quiet'],
-        { port, readyPath: '/Person?_limit=1' },
-      ],
+      'json-server 0.17',
+      JSON_SERVER,
+      [theirs, '--port', String(port), '--host', '127.0.0.1', '--quiet'],
+      { port, readyPath: '/Person?_limit=1' },
     ],
-    async ([lib, js]) => {
-      const a = await request(lib.url, RESOURCERY_PATH);
-      const b = await request(js.url, JSON_SERVER_PATH);
-      const ours = JSON.parse(a.body).Data;
-      const theirsData = JSON.parse(b.body);
-      if (JSON.stringify(ours) !== JSON.stringify(theirsData))
-        throw new Error(`json-server selects other entities than resourcery:\n${b.body}\n${a.body}`);
-      const targets = { lib: target(lib, RESOURCERY_PATH), js: target(js, JSON_SERVER_PATH) };
-      const m = await measure(load, targets, settings(quick));
-      return { ...m, ...ratios(m, 'js'), bytes: { resourcery: a.body.length, jsonServer: b.body.length } };
-    },
-  );
+  ];
+}
+
+/** The CLI against json-server 0.17 serving copies of the same file, equivalent query. */
+async function jsonServer(load, quick) {
+  const data = writeDataFile('people-10k.json', 10_000);
+  return withServers(await cliAndJsonServer(data, 'get'), async ([lib, js]) => {
+    const a = await request(lib.url, RESOURCERY_PATH);
+    const b = await request(js.url, JSON_SERVER_PATH);
+    const ours = JSON.parse(a.body).Data;
+    const theirsData = JSON.parse(b.body);
+    if (JSON.stringify(ours) !== JSON.stringify(theirsData))
+      throw new Error(`json-server selects other entities than resourcery:\n${b.body}\n${a.body}`);
+    const targets = { lib: target(lib, RESOURCERY_PATH), js: target(js, JSON_SERVER_PATH) };
+    const m = await measure(load, targets, settings(quick));
+    return { ...m, ...ratios(m, 'js'), bytes: { resourcery: a.body.length, jsonServer: b.body.length } };
+  });
 }
 
 /**
- * POST of one entity per request with write-back: the CLI (atomic temp file + fsync +
- * rename before acknowledging, group commit) against json-server (which rewrites its file
+ * POST of one entity per request with write-back: the CLI (its journal appended and
+ * fsynced before acknowledging, group commit) against json-server (which rewrites its file
  * after answering). Fresh copies of the file and fresh servers every round, so the file
  * size does not drift with the number of writes.
  */
@@ -145,35 +147,19 @@ async function posts(load, quick) {
   const perCpu = { lib: [], js: [] };
   const headers = { 'content-type': 'application/json' };
   for (let r = 0; r < rounds; r++) {
-    const mine = path.join(RESULTS_DIR, 'post-resourcery.json');
-    const theirs = path.join(RESULTS_DIR, 'post-json-server.json');
-    copyFileSync(data, mine);
-    copyFileSync(data, theirs);
-    const port = await freePort();
-    await withServers(
-      [
-        ['resourcery (CLI)', CLI, ['serve', mine, '--port', '0']],
-        [
-          'json-server 0.17',
-          JSON_SERVER,
-          [theirs, '--port', String(port), '--host', '127.0.0.1', '--quiet'],
-          { port, readyPath: '/Person?_limit=1' },
-        ],
-      ],
-      async ([lib, js]) => {
-        for (const s of [lib, js]) {
-          const res = await request(s.url, '/Person', { method: 'POST', headers, body: POST_BODY });
-          if (res.status !== 201) throw new Error(`${s.name}: POST answered ${res.status}: ${res.body}`);
-        }
-        const post = { method: 'POST', headers, body: POST_BODY };
-        const targets = { lib: target(lib, '/Person', post), js: target(js, '/Person', post) };
-        const m = await measure(load, r % 2 ? { js: targets.js, lib: targets.lib } : targets, { rounds: 1, duration, warmup: 0.5 });
-        for (const k of ['lib', 'js']) {
-          figures[k].push(m.rps[k]);
-          if (m.perCpuSecond[k]) perCpu[k].push(m.perCpuSecond[k]);
-        }
-      },
-    );
+    await withServers(await cliAndJsonServer(data, 'post'), async ([lib, js]) => {
+      for (const s of [lib, js]) {
+        const res = await request(s.url, '/Person', { method: 'POST', headers, body: POST_BODY });
+        if (res.status !== 201) throw new Error(`${s.name}: POST answered ${res.status}: ${res.body}`);
+      }
+      const post = { method: 'POST', headers, body: POST_BODY };
+      const targets = { lib: target(lib, '/Person', post), js: target(js, '/Person', post) };
+      const m = await measure(load, r % 2 ? { js: targets.js, lib: targets.lib } : targets, { rounds: 1, duration, warmup: 0.5 });
+      for (const k of ['lib', 'js']) {
+        figures[k].push(m.rps[k]);
+        if (m.perCpuSecond[k]) perCpu[k].push(m.perCpuSecond[k]);
+      }
+    });
   }
   const rps = { lib: median(figures.lib), js: median(figures.js) };
   const perCpuSecond = { lib: perCpu.lib.length ? median(perCpu.lib) : null, js: perCpu.js.length ? median(perCpu.js) : null };
