@@ -118,11 +118,10 @@ async function largestKeys(storage: Storage, name: string): Promise<Iterable<Ent
     const k = findKey(e, name);
     const v = k === undefined ? undefined : e[k];
     if (typeof v === 'number' && Number.isInteger(v)) return [e];
-    break;
+    // Something other than a whole number on top.
+    return (await storage.select(SELECT_ALL)).entities;
   }
-  // Nothing stored, or something other than a whole number on top.
-  const all = await storage.select(SELECT_ALL);
-  return all.entities;
+  return [];
 }
 
 /** 409 Conflict when an entity to insert has the key of a stored entity or of another in the batch. */
@@ -165,7 +164,11 @@ const LOOKUPS = 32;
  * storage's row cap, no whole-table read); otherwise, or when some value is null, an object
  * or a number that does not survive as a literal, every stored entity.
  */
-export async function storedMatches(storage: Storage, locators: readonly Locator[], entities: readonly Entity[]): Promise<Entity[]> {
+export async function storedMatches(
+  storage: Storage,
+  locators: readonly Locator[],
+  entities: readonly Entity[],
+): Promise<Iterable<Entity> | AsyncIterable<Entity>> {
   const exact = (e: Entity) => JSON.stringify(locators.map((l) => l.get(e) ?? null));
   const distinct = new Map<string, unknown[]>();
   for (const e of entities)
@@ -177,11 +180,9 @@ export async function storedMatches(storage: Storage, locators: readonly Locator
     const literal = literalOf(v);
     return literal.kind === 'string' || (literal.kind === 'raw' && (literal.number === v || literal.boolean === v));
   };
+  if (distinct.size > LOOKUPS || ![...distinct.values()].every((values) => values.every(plain)))
+    return (await storage.select(SELECT_ALL)).entities;
   const found: Entity[] = [];
-  if (distinct.size > LOOKUPS || ![...distinct.values()].every((values) => values.every(plain))) {
-    for await (const s of (await storage.select(SELECT_ALL)).entities as AsyncIterable<Entity>) found.push(s);
-    return found;
-  }
   for (const [id, values] of distinct)
     for await (const s of selectEqual(storage, locators, values)) {
       // Only exact matches: `=` is looser (so one stored entity could answer two lookups).

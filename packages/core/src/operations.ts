@@ -344,9 +344,9 @@ async function safepost(op: OperationContext, entities: Entity[]): Promise<Resul
   const index = new Map<string, Entity[]>();
   const toOutput = resource.definition.toOutput;
   // Matched on what clients see, so with toOutput every stored entity is looked at.
-  const candidates = toOutput
-    ? await collect((await resource.storage.select(SELECT_ALL)).entities)
-    : await storedMatches(resource.storage, keys, entities);
+  const candidates = await collect(
+    toOutput ? (await resource.storage.select(SELECT_ALL)).entities : await storedMatches(resource.storage, keys, entities),
+  );
   for (const stored of candidates) {
     // Matched on what clients see: a hidden property cannot be probed by matching on it,
     // and a row the caller's rule hides is never matched (so never updated).
