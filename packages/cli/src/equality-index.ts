@@ -92,10 +92,9 @@ export class EqualityIndex {
 
   /** Appended entities only raise a largest value; one that may have held it, removed, means counting again. */
   private followLargest(change: Change): void {
+    if (this.largest.size === 0) return;
+    const removed = change.s ? undefined : [...(change.u ?? []), ...(change.d ?? [])].map(([, before]) => before);
     for (const [text, state] of this.largest) {
-      const removed = change.s
-        ? undefined
-        : [...(change.u ?? []).map(([, before]) => before), ...(change.d ?? []).map(([, before]) => before)];
       if (removed === undefined || removed.some((e) => mayHold(state, e))) {
         this.largest.delete(text);
         continue;
