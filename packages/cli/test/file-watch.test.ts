@@ -112,3 +112,39 @@ test("the server's own saves are not taken for outside edits", async () => {
   log.mockRestore();
   expect(await titles()).toEqual(['first', 'p2', 'p3', 'p4', 'p5']);
 });
+
+test('after an outside edit, key lookups, generated keys and key checks follow the edited data', async () => {
+  await open();
+  const log = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+  // Used before the edit, so the key index and the largest key are built from the old data.
+  expect((await json('GET', '/posts/1')).status).toBe(200);
+  expect((await json('POST', '/posts', { title: 'generated' })).body).toEqual([{ id: 2, title: 'generated' }]);
+  await opened!.store.compact();
+  await edit({
+    posts: [
+      { id: 1, title: 'first' },
+      { id: 2, title: 'generated' },
+      { id: 40, title: 'by hand' },
+      { id: 41, title: 'by hand too' },
+    ],
+  });
+  await eventually(async () => (await titles()).includes('by hand'));
+  expect((await json('GET', '/posts/40')).body).toEqual([{ id: 40, title: 'by hand' }]);
+  expect((await json('POST', '/posts', { title: 'next' })).body).toEqual([{ id: 42, title: 'next' }]);
+  expect((await json('POST', '/posts', { id: 41, title: 'taken' })).status).toBe(409);
+  expect((await json('PUT', '/posts/41', { id: 41, title: 'replaced' })).status).toBe(200);
+  expect((await json('GET', '/posts/id=41')).body).toEqual([{ id: 41, title: 'replaced' }]);
+  // An edit that removes the largest key (the writes above in the file first, so the reload has none to apply on top).
+  await opened!.store.compact();
+  await edit({
+    posts: [
+      { id: 1, title: 'first' },
+      { id: 7, title: 'kept' },
+    ],
+  });
+  await eventually(async () => (await titles()).join() === 'first,kept');
+  log.mockRestore();
+  expect((await json('GET', '/posts/42')).status).toBe(204);
+  expect((await json('POST', '/posts', { title: 'after' })).body).toEqual([{ id: 8, title: 'after' }]);
+  expect((await json('GET', '/posts/8')).body).toEqual([{ id: 8, title: 'after' }]);
+});
