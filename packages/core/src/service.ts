@@ -22,6 +22,7 @@ import { Resource, ResourceRegistry, type ResourceDefinition } from './resources
 import { ComputedStorage } from './storage/computed.js';
 import { MemoryStorage } from './storage/memory.js';
 import type { Storage } from './storage/storage.js';
+import { MIN_ETAG_SECRET_LENGTH, useEtagSecret } from './storage/version.js';
 import { DEFAULT_SEARCH_BUDGET } from './query/scan.js';
 import { resolveWebhookOptions, type WebhookOptions } from './webhooks/delivery.js';
 import { Webhooks } from './webhooks/webhooks.js';
@@ -65,16 +66,23 @@ export interface ServiceOptions {
    * `unsafe-eval`); queries answer the same either way.
    */
   compiledQueries?: boolean;
+  /**
+   * Key of the ETags of storages without stamps (an HMAC of the stored entity; at least
+   * 16 characters). By default a random key per process, so such ETags differ between
+   * processes: give every instance that shares one stamp-less storage the same secret
+   * (docs/concurrency.md). Storages with stamps (memory, SQL) do not use it.
+   */
+  etagSecret?: string;
 }
 
-/** The options as the service runs them; API keys are not kept here (only their digests, in the authenticator). */
+/** The options as the service runs them; API keys are not kept here (only their digests, in the authenticator), nor the ETag secret. */
 type ResolvedOptions = Required<
   Pick<
     ServiceOptions,
     'maxBodyBytes' | 'maxNestingDepth' | 'maxErrorRecords' | 'events' | 'allowPrivateDestinations' | 'searchBudget' | 'maxCausedRequests'
   >
 > &
-  Omit<ServiceOptions, 'apiKeys'>;
+  Omit<ServiceOptions, 'apiKeys' | 'etagSecret'>;
 
 export class Service {
   readonly options: ResolvedOptions;
@@ -88,15 +96,19 @@ export class Service {
   private readonly ajv = new Ajv({ allErrors: true, strict: false });
   private readonly closers: Array<() => void | Promise<void>> = [];
   private readonly cors?: Cors;
+  private readonly etagSecret?: string;
   /** The parts requests run against (pipeline.ts). */
   private readonly host: PipelineHost;
   /** Requests the service makes to itself (Source, Destination, webhooks). */
   private readonly local: LocalRequests;
 
   constructor(options: ServiceOptions = {}) {
-    const { apiKeys: keys, ...rest } = options;
+    const { apiKeys: keys, etagSecret, ...rest } = options;
     // An option given as undefined (a config file that leaves a limit out) keeps its default.
-    const given = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)) as Omit<ServiceOptions, 'apiKeys'>;
+    const given = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)) as Omit<
+      ServiceOptions,
+      'apiKeys' | 'etagSecret'
+    >;
     this.options = {
       maxBodyBytes: 10 * 1024 * 1024,
       maxNestingDepth: DEFAULT_MAX_NESTING,
@@ -113,6 +125,9 @@ export class Service {
     const caused = this.options.maxCausedRequests;
     if (!Number.isInteger(caused) || caused < 1) throw new Error(`maxCausedRequests must be a whole number of at least 1, not ${caused}`);
     if (this.options.compiledQueries === false) setCodeGeneration(false);
+    if (etagSecret !== undefined && (typeof etagSecret !== 'string' || etagSecret.length < MIN_ETAG_SECRET_LENGTH))
+      throw new Error(`etagSecret must be a string of at least ${MIN_ETAG_SECRET_LENGTH} characters`);
+    this.etagSecret = etagSecret;
     if (keys?.length && options.authenticate)
       throw new Error('Give either apiKeys or authenticate (compose apiKeys() into your authenticate to have both)');
     this.authenticator = options.authenticate ?? (keys?.length ? apiKeys(keys) : undefined);
@@ -193,6 +208,7 @@ export class Service {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- defaults that accept any app context and principal
   addResource<T extends object = Entity, O extends object = T, C = any, P = any>(definition: ResourceDefinition<T, O, C, P>): Resource {
     const resource = new Resource(definition, { events: this.options.events, ajv: this.ajv });
+    if (this.etagSecret !== undefined) useEtagSecret(resource.storage, this.etagSecret);
     this.resources.add(resource);
     if (resource.raisesEvents) {
       for (const kind of ['Inserted', 'Updated', 'Deleted']) {

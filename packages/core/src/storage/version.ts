@@ -1,16 +1,46 @@
-import { createHash } from 'node:crypto';
+import { createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import { ServiceError } from '../errors.js';
 import type { Entity, Storage } from './storage.js';
 
 /**
+ * The key of the content digests of this process (drawn at start), for storages that no
+ * service gave an `etagSecret`.
+ */
+const PROCESS_KEY = createSecretKey(randomBytes(32));
+
+/** The key of each storage's content digests, where a service was given `etagSecret`. */
+const keys = new WeakMap<Storage, { key: KeyObject; secret: string }>();
+
+/** Shortest `etagSecret` accepted: a shorter one could be guessed offline from a tag. */
+export const MIN_ETAG_SECRET_LENGTH = 16;
+
+/**
+ * Keys the content digests of a storage without stamps with a service's `etagSecret`, so
+ * that every instance given the same secret answers the same ETag for the same entity.
+ * A storage shared within one process with two different secrets would answer two ETags
+ * for one state: that is an error.
+ */
+export function useEtagSecret(storage: Storage, secret: string): void {
+  const current = keys.get(storage);
+  if (current?.secret === secret) return;
+  if (current !== undefined)
+    throw new Error('This storage already serves a service with another etagSecret: give every service over one storage the same secret');
+  keys.set(storage, { key: createSecretKey(Buffer.from(secret, 'utf8')), secret });
+}
+
+/**
  * The version of a stored entity as clients see it (an ETag's value, DESIGN 13): its
  * storage's stamp (`<row>.<version>`, unique to that state of that row), or, for a
- * storage without stamps, a digest of the entity's content.
+ * storage without stamps, an HMAC of the stored entity's content. The digest covers
+ * the properties clients do not see (a toOutput hook's, a projection's), so If-Match
+ * still catches a change to them; keyed, so that a client knowing the visible part
+ * cannot find a hidden value by hashing guesses offline against the tag.
  */
 export function entityVersion(storage: Storage, entity: Entity): string {
   const stamp = storage.stamp?.(entity);
   if (stamp !== undefined) return `${stamp.row}.${stamp.version}`;
-  return `~${createHash('sha256').update(JSON.stringify(entity)).digest('base64url').slice(0, 22)}`;
+  const key = keys.get(storage)?.key ?? PROCESS_KEY;
+  return `~${createHmac('sha256', key).update(JSON.stringify(entity)).digest('base64url').slice(0, 22)}`;
 }
 
 /**
