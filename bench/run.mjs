@@ -221,6 +221,16 @@ if (results.handle) {
       '(info)',
       '',
     ]);
+  if (h.answerUs !== undefined)
+    rows.push([
+      '  same, service.answer (what the adapters call) vs bare handler',
+      fmt(h.answerUs),
+      fmt(h.bareUs),
+      x(h.bareUs / h.answerUs),
+      '-',
+      '(info)',
+      '',
+    ]);
 }
 for (const name of ['express', 'koa']) {
   const a = results[name];

@@ -186,13 +186,14 @@ export class FileStore {
 
   private saving(map: Map<string, MemoryStorage>, key: string): Storage {
     return {
-      select: (query: SelectQuery): Promise<SelectResult> => {
+      // Answers at once, as the memory storage does: a GET then waits for nothing.
+      select: (query: SelectQuery): SelectResult | Promise<SelectResult> => {
         const index = map === this.resources ? this.index(key) : undefined;
         const hits = index?.lookup(query);
         // Order, offset and limit of at most one entity: left to the service.
-        if (hits !== undefined) return Promise.resolve({ entities: hits, conditionsApplied: true, pagingApplied: false });
+        if (hits !== undefined) return { entities: hits, conditionsApplied: true, pagingApplied: false };
         const top = index?.top(query);
-        if (top !== undefined) return Promise.resolve({ entities: top, conditionsApplied: true, pagingApplied: true });
+        if (top !== undefined) return { entities: top, conditionsApplied: true, pagingApplied: true };
         return map.get(key)!.select(query);
       },
       count: (query) => map.get(key)!.count(query),

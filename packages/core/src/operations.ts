@@ -1,5 +1,6 @@
 import type { Caller } from './caller.js';
 import { ServiceError } from './errors.js';
+import { andThen, type Eventually } from './eventually.js';
 import { checkUnique, fillKeys, storedMatches } from './key.js';
 import type { Entity, Predicate } from './query/conditions.js';
 import { evaluate, pagingCanBePushedDown, type CompiledQuery, type EvaluateOptions } from './query/evaluate.js';
@@ -10,7 +11,7 @@ import { parseSearchSettings, type SearchPredicate } from './query/search.js';
 import type { Resource } from './resources.js';
 import type { Result } from './results.js';
 import { checkRow, type RowRule } from './rules.js';
-import { keyValues, SELECT_ALL, targetOf, type SelectQuery } from './storage/storage.js';
+import { keyValues, SELECT_ALL, targetOf, type SelectQuery, type SelectResult } from './storage/storage.js';
 import { checkNoneMatch, checkVersions, entityVersion } from './storage/version.js';
 
 /** What operations need from the service. */
@@ -40,21 +41,20 @@ export interface OperationContext {
 
 export type Operation = (op: OperationContext) => Promise<Result>;
 
-/** The entities a GET returns (output form, projected). */
-export async function selectOutput(
+/**
+ * The entities a GET returns (output form, projected): at once when the storage answers
+ * at once and there is no search to scan, else a promise.
+ */
+export function selectOutput(
   resource: Resource,
   q: CompiledQuery,
   rows: RowRule | null = null,
   budget = DEFAULT_SEARCH_BUDGET,
   origin?: Origin,
-): Promise<Entity[]> {
+): Eventually<Entity[]> {
   const toOutput = resource.definition.toOutput;
   const filter = rows?.filter ?? null;
-  if (toOutput) {
-    // Conditions see what clients see, so a hidden property (a secret) cannot be probed.
-    const all = await collect((await resource.storage.select(SELECT_ALL)).entities);
-    return evaluateScanning(visible(all.map(toOutput), filter), q, {}, budget);
-  }
+  if (toOutput) return selectThroughOutput(resource, q, toOutput, filter, budget);
   if (origin !== undefined && q.project !== null) {
     const project = q.project;
     q = {
@@ -81,13 +81,24 @@ export async function selectOutput(
   if (searching) request.search = parseSearchSettings(meta.search!);
   if (filter === null && meta.distinct && meta.select && !meta.add && !meta.rename && (q.search === null || searching))
     request.distinct = meta.select;
-  const result = await resource.storage.select(request);
-  return evaluateScanning(
-    visible(Array.isArray(result.entities) ? result.entities : await collect(result.entities), filter),
-    searching && result.conditionsApplied ? { ...q, search: null } : q,
-    { conditionsApplied: result.conditionsApplied, pagingApplied: push && result.pagingApplied },
-    budget,
-  );
+  return andThen(resource.storage.select(request), (result: SelectResult) => {
+    const query = searching && result.conditionsApplied ? { ...q, search: null } : q;
+    const options = { conditionsApplied: result.conditionsApplied, pagingApplied: push && result.pagingApplied };
+    if (Array.isArray(result.entities)) return evaluateScanning(visible(result.entities, filter), query, options, budget);
+    return collect(result.entities).then((all) => evaluateScanning(visible(all, filter), query, options, budget));
+  });
+}
+
+/** Conditions see what clients see, so a hidden property (a secret) cannot be probed. */
+async function selectThroughOutput(
+  resource: Resource,
+  q: CompiledQuery,
+  toOutput: (e: Entity) => Entity,
+  filter: Predicate | null,
+  budget: number,
+): Promise<Entity[]> {
+  const all = await collect((await resource.storage.select(SELECT_ALL)).entities);
+  return evaluateScanning(visible(all.map(toOutput), filter), q, {}, budget);
 }
 
 /**
@@ -150,15 +161,27 @@ async function collect(entities: Iterable<Entity> | AsyncIterable<Entity>): Prom
   return out;
 }
 
-const get: Operation = async ({ resource, query, rows, caller, searchBudget }) => {
-  const { beforeRead, afterRead } = resource.hooks;
-  if (beforeRead) await beforeRead(caller);
-  const origin: Origin = { projected: 0 };
-  let entities = await selectOutput(resource, query, rows, searchBudget, origin);
-  const version = entities.length === 1 ? versionOfOutput(resource, query, entities[0], origin) : undefined;
-  if (afterRead) entities = (await afterRead(entities, caller)) ?? entities;
-  return version !== undefined && entities.length === 1 ? { kind: 'entities', entities, version } : { kind: 'entities', entities };
+/** GET and HEAD: answered at once when nothing waits (no async hook, a storage that answers at once). */
+const get = (op: OperationContext): Eventually<Result> => {
+  const { beforeRead } = op.resource.hooks;
+  // A hook's throw, like a rejection, reaches the pipeline as a rejected promise.
+  if (beforeRead) return (async () => beforeRead(op.caller))().then(() => read(op));
+  return read(op);
 };
+
+function read({ resource, query, rows, caller, searchBudget }: OperationContext): Eventually<Result> {
+  const origin: Origin = { projected: 0 };
+  return andThen(selectOutput(resource, query, rows, searchBudget, origin), (selected): Eventually<Result> => {
+    const version = selected.length === 1 ? versionOfOutput(resource, query, selected[0], origin) : undefined;
+    const { afterRead } = resource.hooks;
+    if (!afterRead) return entitiesResult(selected, version);
+    return (async () => afterRead(selected, caller))().then((after) => entitiesResult(after ?? selected, version));
+  });
+}
+
+function entitiesResult(entities: Entity[], version: string | undefined): Result {
+  return version !== undefined && entities.length === 1 ? { kind: 'entities', entities, version } : { kind: 'entities', entities };
+}
 
 /** Which stored entity a projected output came from: the last one projected, and how many were. */
 interface Origin {
@@ -436,7 +459,7 @@ function conditional(operation: Operation): Operation {
       : operation(op);
 }
 
-export const OPERATIONS: Record<string, Operation> = {
+export const OPERATIONS: Record<string, (op: OperationContext) => Eventually<Result>> = {
   GET: get,
   HEAD: get,
   REPORT: report,

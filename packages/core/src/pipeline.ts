@@ -3,8 +3,9 @@ import type { ContentType } from './content-types/content-type.js';
 import { checkNesting } from './content-types/nesting.js';
 import { ERROR_RESOURCE, errorBody, type ErrorRecords } from './error-records.js';
 import { ServiceError, toServiceError } from './errors.js';
+import { isPromise, type Eventually } from './eventually.js';
 import type { Events } from './events.js';
-import { parseUri } from './grammar/parse.js';
+import { parseUri, type ParsedUri } from './grammar/parse.js';
 import { RequestContext } from './http/context.js';
 import { checkRead, entityTag, versionOf, writeConditions } from './http/preconditions.js';
 import type { PlainRequest, PlainResponse } from './http/types.js';
@@ -58,61 +59,97 @@ export interface PipelineHost extends RootHost {
  * auth -> parse -> macro rewrite -> resolve resource -> operation (reading the body)
  * -> write result. Every failure is a ServiceError turned into a response in one place.
  */
-export async function handle(
+export function handle(
   service: PipelineHost,
   request: PlainRequest,
   depth = 0,
   context?: unknown,
   origin?: Origin,
 ): Promise<PlainResponse> {
+  const response = answer(service, request, depth, context, origin);
+  return isPromise(response) ? response : Promise.resolve(response);
+}
+
+/**
+ * `handle`, answered in the caller's turn when no step waits (no async authenticator,
+ * macro or hook, a storage that answers at once: a GET from the memory storage), else a
+ * promise. Each step runs the next at once when it has its value: the same steps in the
+ * same order either way, only without the promise hops (docs/performance.md).
+ */
+export function answer(
+  service: PipelineHost,
+  request: PlainRequest,
+  depth = 0,
+  context?: unknown,
+  origin?: Origin,
+): Eventually<PlainResponse> {
   const ctx = new RequestContext(request, service.options.maxBodyBytes, depth, context, origin);
+  const failed = (e: unknown) => errorResponse(service, ctx, e);
   try {
     const described = rootResponse(service, ctx);
-    // Awaited here so that a failure (401) is answered by the catch below.
-    if (described !== undefined) return await described;
-    let principal = service.authenticate(ctx);
-    if (principal instanceof Promise) principal = await principal;
-    ctx.principal = principal;
-    let parsed = parseUri(ctx.uri);
-    if (parsed.macro) parsed = await service.macros.rewrite(parsed, ctx);
-    const resource = service.resources.resolve(parsed.resource === '' ? LISTING : parsed.resource);
-    ctx.resource = resource;
-    // A bare value (`/posts/1`) is no error for a resource with a key.
-    if (parsed.error && !(parsed.bare !== undefined && resource.key)) throw parsed.error;
-    const caller: Caller = { context: ctx.context, principal, method: ctx.method };
-    const authorize = (name: string, method: string) => service.authorize(caller, name, method);
-    authorize(resource.name, ctx.method);
-    const operation = OPERATIONS[ctx.method];
-    if (!operation || !resource.allows(ctx.method)) {
-      throw new ServiceError('MethodNotAllowed', `${ctx.method} is not allowed on '${resource.name}'`, {
-        headers: { allow: resource.methods.join(', ') },
-      });
-    }
-    const rows = resource.rows(caller, ruleMethod(ctx.method));
-    const query = resource.query(parsed, rows);
-    const output = service.protocols.forAccept(ctx.header('accept'));
-    let result = await operation({
-      resource,
-      query,
-      // Read once: a retried operation (Conflict) or a Source GET must not run twice.
-      input: once(() => readInput(service, ctx)),
-      changed: (kind, entities) => changed(service, resource, kind, entities, ctx),
-      authorize,
-      caller,
-      rows,
-      searchBudget: service.options.searchBudget,
-      ...writeConditions(ctx),
-    });
-    const destination = ctx.method === 'GET' ? ctx.header('destination') : undefined;
-    if (destination !== undefined) result = await sendToDestination(service.headerRequests, ctx, result, destination);
-    else {
-      const notModified = checkRead(ctx, result);
-      if (notModified !== undefined) return notModified;
-    }
-    return respond(ctx, resource, output, result);
+    // A failure (401) is answered as any other.
+    if (described !== undefined) return isPromise(described) ? described.then(undefined, failed) : described;
+    const principal = service.authenticate(ctx);
+    const response =
+      principal instanceof Promise ? principal.then((p) => authenticated(service, ctx, p)) : authenticated(service, ctx, principal);
+    return isPromise(response) ? response.then(undefined, failed) : response;
   } catch (e) {
-    return errorResponse(service, ctx, e);
+    return failed(e);
   }
+}
+
+function authenticated(service: PipelineHost, ctx: RequestContext, principal: unknown): Eventually<PlainResponse> {
+  ctx.principal = principal;
+  const parsed = parseUri(ctx.uri);
+  return parsed.macro ? service.macros.rewrite(parsed, ctx).then((p) => run(service, ctx, p)) : run(service, ctx, parsed);
+}
+
+/** The operation on the resolved resource, then its result written (or sent to a Destination). */
+function run(service: PipelineHost, ctx: RequestContext, parsed: ParsedUri): Eventually<PlainResponse> {
+  const resource = service.resources.resolve(parsed.resource === '' ? LISTING : parsed.resource);
+  ctx.resource = resource;
+  // A bare value (`/posts/1`) is no error for a resource with a key.
+  if (parsed.error && !(parsed.bare !== undefined && resource.key)) throw parsed.error;
+  const caller: Caller = { context: ctx.context, principal: ctx.principal, method: ctx.method };
+  const authorize = (name: string, method: string) => service.authorize(caller, name, method);
+  authorize(resource.name, ctx.method);
+  const operation = OPERATIONS[ctx.method];
+  if (!operation || !resource.allows(ctx.method)) {
+    throw new ServiceError('MethodNotAllowed', `${ctx.method} is not allowed on '${resource.name}'`, {
+      headers: { allow: resource.methods.join(', ') },
+    });
+  }
+  const rows = resource.rows(caller, ruleMethod(ctx.method));
+  const query = resource.query(parsed, rows);
+  const output = service.protocols.forAccept(ctx.header('accept'));
+  const result = operation({
+    resource,
+    query,
+    // Read once: a retried operation (Conflict) or a Source GET must not run twice.
+    input: once(() => readInput(service, ctx)),
+    changed: (kind, entities) => changed(service, resource, kind, entities, ctx),
+    authorize,
+    caller,
+    rows,
+    searchBudget: service.options.searchBudget,
+    ...writeConditions(ctx),
+  });
+  return isPromise(result)
+    ? Promise.resolve(result).then((r) => finish(service, ctx, resource, output, r))
+    : finish(service, ctx, resource, output, result);
+}
+
+function finish(
+  service: PipelineHost,
+  ctx: RequestContext,
+  resource: Resource,
+  output: Negotiated,
+  result: Result,
+): Eventually<PlainResponse> {
+  const destination = ctx.method === 'GET' ? ctx.header('destination') : undefined;
+  if (destination !== undefined)
+    return sendToDestination(service.headerRequests, ctx, result, destination).then((sent) => respond(ctx, resource, output, sent));
+  return checkRead(ctx, result) ?? respond(ctx, resource, output, result);
 }
 
 /**

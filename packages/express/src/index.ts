@@ -32,6 +32,6 @@ export function createExpressMiddleware(service: Service, options: ExpressMiddle
     // Inside a mounted middleware Express has cut req.baseUrl off req.url; both stay undecoded.
     const plain = toPlainRequest(req, req.url || '/', options.basePath ?? req.baseUrl ?? '');
     if (plain.body !== null && req.readableEnded) plain.body = parsedBody(req.body);
-    serveRequest(service, plain, options.context?.(req, res), res).catch(next);
+    serveRequest(service, plain, options.context?.(req, res), res)?.catch(next);
   };
 }

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { normalizeBasePath, type Service } from '@resourcery/core';
-import { parsedBody, stripBasePath, toPlainRequest, writeResponse } from '@resourcery/node';
+import { parsedBody, serveRequest, stripBasePath, toPlainRequest } from '@resourcery/node';
 
 export interface KoaMiddlewareOptions {
   /** Serve only requests under this path (`/api`); others go on to `next()`. Default: all. */
@@ -51,9 +51,10 @@ export function createKoaMiddleware(service: Service, options: KoaMiddlewareOpti
     const plain = toPlainRequest(ctx.req, uri, basePath);
     if (plain.body !== null && ctx.req.readableEnded)
       plain.body = typeof ctx.request.rawBody === 'string' ? ctx.request.rawBody : parsedBody(ctx.request.body);
-    const context = options.context ? await options.context(ctx) : undefined;
-    const response = await service.handle(plain, { context });
+    // Set first: Koa must not write a response of its own after this middleware returns
+    // (its error handling still answers a failure of the library itself).
     ctx.respond = false;
-    await writeResponse(ctx.res, response);
+    const served = serveRequest(service, plain, options.context?.(ctx), ctx.res);
+    if (served !== undefined) await served;
   };
 }

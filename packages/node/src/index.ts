@@ -1,5 +1,5 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { normalizeBasePath, stripBasePath, type PlainRequest, type PlainResponse, type Service } from '@resourcery/core';
+import { normalizeBasePath, Service, stripBasePath, type HandleOptions, type PlainRequest, type PlainResponse } from '@resourcery/core';
 
 export { stripBasePath };
 
@@ -57,25 +57,32 @@ function writeWhole(res: ServerResponse, response: PlainResponse): boolean {
 
 /**
  * `service.handle`, then the response written. The request goes to the service in the same
- * turn when there is no context to wait for, and a whole body is written in the turn the
- * response comes: each promise hop costs a small GET a measurable part of its time
- * (docs/performance.md). Rejects when the library itself failed.
+ * turn when there is no context to wait for, and a response the service has at once
+ * (`service.answer`) is written in that turn too, else a whole body in the turn it comes:
+ * each promise hop costs a small GET a measurable part of its time (docs/performance.md).
+ * Undefined when the response was written at once; rejects when the library itself failed.
  */
-export function serveRequest(service: Service, request: PlainRequest, context: unknown, res: ServerResponse): Promise<void> {
-  let handled: Promise<PlainResponse>;
+export function serveRequest(service: Service, request: PlainRequest, context: unknown, res: ServerResponse): Promise<void> | undefined {
+  let answered: PlainResponse | Promise<PlainResponse>;
   try {
-    handled = isThenable(context)
+    answered = isThenable(context)
       ? Promise.resolve(context).then((value) => service.handle(request, { context: value }))
-      : service.handle(request, context === undefined ? undefined : { context });
+      : ask(service, request, context === undefined ? undefined : { context });
+    if (!isThenable(answered)) return writeWhole(res, answered) ? undefined : writeStream(res, answered);
   } catch (error) {
     // Called in the listener's turn: a throw must become the rejection the caller handles.
     return Promise.reject(error);
   }
-  return handled.then((response) => (writeWhole(res, response) ? undefined : writeStream(res, response)));
+  return answered.then((response) => (writeWhole(res, response) ? undefined : writeStream(res, response)));
 }
 
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return typeof (value as PromiseLike<unknown> | null)?.then === 'function';
+/** The service's answer, at once when it has it; a service whose `handle` is replaced (a subclass, a stand-in) is asked through it. */
+function ask(service: Service, request: PlainRequest, options: HandleOptions | undefined): PlainResponse | Promise<PlainResponse> {
+  return service.handle === Service.prototype.handle ? service.answer(request, options) : service.handle(request, options);
+}
+
+function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as PromiseLike<T> | null)?.then === 'function';
 }
 
 async function writeStream(res: ServerResponse, response: PlainResponse): Promise<void> {
@@ -139,7 +146,7 @@ export function createNodeListener(service: Service, options: NodeAdapterOptions
       res.writeHead(404, { 'content-type': 'text/plain' }).end('Not found');
       return;
     }
-    serveRequest(service, toPlainRequest(req, uri, basePath), options.context?.(req, res), res).catch((error) => {
+    serveRequest(service, toPlainRequest(req, uri, basePath), options.context?.(req, res), res)?.catch((error) => {
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' }).end(String(error));
       else res.destroy(error);
     });

@@ -40,7 +40,8 @@ export class MemoryStorage implements Storage {
     this.entities = initial.slice();
   }
 
-  async select(query: SelectQuery): Promise<SelectResult> {
+  /** Answers at once: the service then serves a GET without waiting (a subclass may return a promise). */
+  select(query: SelectQuery): SelectResult | Promise<SelectResult> {
     if (query.predicate === null && query.order === null && query.offset === 0 && query.limit < 0) {
       return { entities: this.entities, conditionsApplied: true, pagingApplied: true };
     }

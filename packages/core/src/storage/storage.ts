@@ -74,7 +74,11 @@ export interface WriteBatch {
 }
 
 export interface Storage {
-  select(query: SelectQuery): Promise<SelectResult>;
+  /**
+   * The entities of a query. A storage holding its entities in memory may answer at once
+   * (no promise): a GET from it is then answered in the caller's turn, without promise hops.
+   */
+  select(query: SelectQuery): SelectResult | Promise<SelectResult>;
   /** Whether select applies SelectQuery.search (the service offers it only then). */
   readonly searches?: boolean;
   /** Optional fast count; the service counts selected entities otherwise. */
