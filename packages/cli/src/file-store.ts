@@ -1,25 +1,15 @@
-import { watch as watchDir, type FSWatcher } from 'node:fs';
-import { readFile, rename, unlink } from 'node:fs/promises';
-import { basename, dirname } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
 import { MemoryStorage, ServiceError, type Entity, type Storage } from '@resourcery/core';
 import { type SelectQuery, type SelectResult, type WriteBatch } from '@resourcery/core/storage';
-import { fileStamp, hashOf, isAdminKey, parseData, removeLeftovers, sameStamp, type FileStamp, type ParsedData } from './data-file.js';
-import { changeOf, JournalFile, journalPath, lengthAfter, readJournal, replayJournal, syncDir, type Change } from './journal.js';
+import { Compaction, DEFAULT_POLICY, type CompactionPolicy, type OnDisk } from './compaction.js';
+import { fileStamp, hashOf, isAdminKey, parseData, removeLeftovers, type FileStamp, type ParsedData } from './data-file.js';
+import { editedSince, FileWatch, parseEdit } from './file-watch.js';
+import { changeOf, JournalFile, journalPath, lengthAfter, readJournal, replayJournal, type Change } from './journal.js';
 import { EqualityIndex } from './equality-index.js';
-import { writeDataFile } from './serialize.js';
 
 /** Admin data kept in the file beside the resources, so a restart keeps it (logs are not kept). */
 const PERSISTED_ADMIN = new Set(['service.admin.macro', 'service.admin.webhook', 'service.admin.webhookoutbox']);
-
-/** When the journal is written into the data file (besides at stop). */
-export interface CompactionPolicy {
-  /** Once the journal holds this many bytes, or a quarter of the data file's size when that is more. */
-  bytes: number;
-  /** Once no write came for this long; by default 20 ms, plus 20 ms per MB of data file (at most 1 s). */
-  idleMs?: number;
-  /** At least this often while writes keep coming. */
-  maxAgeMs: number;
-}
 
 export interface FileStoreOptions {
   compaction?: Partial<CompactionPolicy>;
@@ -27,15 +17,14 @@ export interface FileStoreOptions {
   writable?: boolean;
 }
 
-const DEFAULT_POLICY: CompactionPolicy = { bytes: 1 << 20, maxAgeMs: 60_000 };
-
 /**
  * A JSON file of `{ "<Resource>": [entities...] }` held in memory. A write becomes visible
  * only once it is durable: it is applied to a pending copy, its change is appended to the
  * journal beside the file and fsynced, and only then do readers see it. A failed append
  * changes nothing, in memory or on disk. Writes that arrive meanwhile form the next group
- * and share one append (group commit). Compaction writes the data into the file in the
- * background (temp file + fsync + rename) and at stop; a start replays a leftover journal.
+ * and share one append (group commit). Compaction (compaction.ts) writes the data into
+ * the file in the background (temp file + fsync + rename) and at stop; a start replays a
+ * leftover journal; with `watch`, outside edits (file-watch.ts) are reloaded.
  * Keys starting with `Service.` hold the service's own data (macros, webhooks, deliveries).
  */
 export class FileStore {
@@ -51,25 +40,27 @@ export class FileStore {
   /** The group taking writes (not yet saving), and the last task queued (group or compaction step). */
   private open: Group | null = null;
   private last: Promise<void> = Promise.resolve();
-  /** The file as last loaded or written by this store: a different stamp means an outside edit. */
-  private known: FileStamp | null = null;
-  /** SHA-1 of the file's content as last loaded or written. */
-  private fileHash = '';
-  private journal: JournalFile | null = null;
-  /** Number of the last group of writes journaled. */
-  private seq = 0;
-  private compacting: Promise<void> | null = null;
-  private compactTimer: NodeJS.Timeout | undefined;
-  /** When the oldest write not yet in the file was journaled. */
-  private oldestJournaled: number | null = null;
-  private closed = false;
-  private watcher: FSWatcher | undefined;
+  /** The data file and journal as last loaded or written, shared with compaction. */
+  private readonly disk: OnDisk = { known: null, fileHash: '', journal: null, seq: 0 };
+  private readonly compaction: Compaction;
+  /** Outside edits, while `watch` is on. */
+  private readonly fileWatch: FileWatch;
   private onAdded: (name: string) => void = () => undefined;
 
   private constructor(
     readonly file: string,
-    private readonly policy: CompactionPolicy,
-  ) {}
+    policy: CompactionPolicy,
+  ) {
+    this.fileWatch = new FileWatch(file);
+    const host = {
+      file,
+      disk: this.disk,
+      inQueue: this.inQueue.bind(this),
+      snapshot: () => this.snapshot(),
+      editedOutside: () => this.editedOutside(),
+    };
+    this.compaction = new Compaction(host, policy);
+  }
 
   /**
    * Loads the file and replays the journal a crash left beside it (a torn last line is
@@ -79,18 +70,19 @@ export class FileStore {
     const store = new FileStore(file, { ...DEFAULT_POLICY, ...options.compaction });
     const buffer = await readFile(file);
     const parsed = parseData(file, buffer.toString('utf8'));
-    store.fileHash = hashOf(buffer);
+    const disk = store.disk;
+    disk.fileHash = hashOf(buffer);
     const content = await readJournal(journalPath(file));
-    if (content) replayJournal(parsed.entries, content, store.fileHash, file, 'start');
+    if (content) replayJournal(parsed.entries, content, disk.fileHash, file, 'start');
     store.install(parsed, () => undefined);
-    store.known = await fileStamp(file);
+    disk.known = await fileStamp(file);
     if (options.writable === false) return store;
     await removeLeftovers(file);
     if (content) {
       // A loop, not Math.max(...): a journal may hold more lines than a call takes arguments.
-      for (const line of content.lines) store.seq = Math.max(store.seq, line.seq);
-      store.journal = await JournalFile.adopt(journalPath(file), content);
-      store.oldestJournaled = Date.now();
+      for (const line of content.lines) disk.seq = Math.max(disk.seq, line.seq);
+      disk.journal = await JournalFile.adopt(journalPath(file), content);
+      store.compaction.journaled();
       await store.compact().catch((e) => {
         // The journal stays valid: it is replayed again at the next start.
         console.error(`resourcery: could not write the journal into ${file} yet; it is kept:`, e);
@@ -108,25 +100,16 @@ export class FileStore {
    * `added` hears of top-level keys the edit added (new resources).
    */
   watch(added: (name: string) => void = () => undefined): void {
-    if (this.watcher) return;
+    if (this.fileWatch.active) return;
     this.onAdded = added;
-    let timer: NodeJS.Timeout | undefined;
-    const base = basename(this.file);
-    this.watcher = watchDir(dirname(this.file), (_event, name) => {
-      if (name !== null && name !== base) return;
-      // Editors write in bursts (truncate, write, rename): settle first.
-      clearTimeout(timer);
-      timer = setTimeout(() => {
-        this.open ??= this.startGroup();
-      }, WATCH_SETTLE_MS);
+    this.fileWatch.start(() => {
+      this.open ??= this.startGroup();
     });
-    this.watcher.on('error', (e) => console.error(`resourcery: watching ${this.file} stopped:`, e));
   }
 
   /** Stops watching the file. */
   unwatch(): void {
-    this.watcher?.close();
-    this.watcher = undefined;
+    this.fileWatch.stop();
   }
 
   /** The storage of one resource; its writes resolve once journaled, and are seen only then. */
@@ -159,29 +142,20 @@ export class FileStore {
    * queue, and only the final rename and journal rewrite wait in it (a few ms).
    */
   compact(): Promise<void> {
-    const previous = this.compacting ?? Promise.resolve();
-    const run = previous.then(() => this.compactOnce());
-    const tracked: Promise<void> = run
-      .catch(() => undefined)
-      .then(() => {
-        if (this.compacting === tracked) this.compacting = null;
-      });
-    this.compacting = tracked;
-    return run;
+    return this.compaction.run();
   }
 
   /** Stops: waits for pending writes, writes the journal into the file and removes it. */
   async close(): Promise<void> {
-    this.closed = true;
+    this.compaction.stop();
     this.unwatch();
-    clearTimeout(this.compactTimer);
     await this.idle();
     try {
       await this.compact();
     } catch (e) {
       console.error(`resourcery: writing the journal into ${this.file} failed at stop; it is kept and replayed at the next start:`, e);
     }
-    await this.journal?.close();
+    await this.disk.journal?.close();
   }
 
   private saving(map: Map<string, MemoryStorage>, key: string): Storage {
@@ -272,11 +246,11 @@ export class FileStore {
         await group.applying;
         const changes = group.changes;
         try {
-          const edited = this.watcher ? await this.editedOutside() : null;
+          const edited = this.fileWatch.active ? await this.editedOutside() : null;
           if (edited) {
             // Stamp taken before the read: an edit landing after it is seen by the next check.
             await this.reload(await readFile(this.file));
-            this.known = edited;
+            this.disk.known = edited;
             if (group.pending.size > 0)
               throw new ServiceError('Conflict', 'The data file was edited outside the server; nothing was written');
           } else if (changes.length > 0) await this.append(changes);
@@ -305,33 +279,12 @@ export class FileStore {
 
   /** Appends a group of changes to the journal (creating it from the file's checkpoint) and fsyncs it. */
   private async append(changes: Change[]): Promise<void> {
-    this.journal ??= await JournalFile.create(journalPath(this.file), { seq: this.seq, file: this.fileHash });
-    await this.journal.append({ seq: this.seq + 1, w: changes });
-    this.seq++;
-    this.oldestJournaled ??= Date.now();
-    this.scheduleCompaction();
-  }
-
-  private scheduleCompaction(): void {
-    if (this.closed || this.journal === null || this.journal.writes === 0) return;
-    clearTimeout(this.compactTimer);
-    const threshold = Math.max(this.policy.bytes, (this.known?.size ?? 0) / 4);
-    const due = this.journal.size >= threshold || Date.now() - (this.oldestJournaled ?? Date.now()) >= this.policy.maxAgeMs;
-    if (due && this.compacting === null) this.compactInBackground();
-    else {
-      // Soon for a small file (users look at it), later for a large one (a compaction costs its size).
-      const idle = this.policy.idleMs ?? Math.min(1000, 20 + (this.known?.size ?? 0) / 50_000);
-      this.compactTimer = setTimeout(() => this.compactInBackground(), idle);
-      this.compactTimer.unref();
-    }
-  }
-
-  private compactInBackground(): void {
-    if (this.closed || this.compacting !== null) return;
-    this.compact().catch((e) => {
-      // The journal keeps every write; the next compaction tries again.
-      console.error(`resourcery: writing the journal into ${this.file} failed; it is kept:`, e);
-    });
+    const disk = this.disk;
+    disk.journal ??= await JournalFile.create(journalPath(this.file), { seq: disk.seq, file: disk.fileHash });
+    await disk.journal.append({ seq: disk.seq + 1, w: changes });
+    disk.seq++;
+    this.compaction.journaled();
+    this.compaction.schedule();
   }
 
   /** A task in the write queue: runs after every group and task before it. */
@@ -342,55 +295,6 @@ export class FileStore {
       () => undefined,
     );
     return run;
-  }
-
-  private async compactOnce(): Promise<void> {
-    const cut = await this.inQueue(async () => {
-      if (this.journal !== null && this.journal.writes === 0) {
-        // Only its first checkpoint (a crash right after creating it): nothing to keep.
-        await this.journal.remove();
-        this.journal = null;
-      }
-      if (this.journal === null) return null;
-      return { data: this.snapshot(), seq: this.seq, offset: this.journal.size, writes: this.journal.writes, known: this.known };
-    });
-    if (cut === null) return;
-    const tmp = `${this.file}.${process.pid}.tmp`;
-    let hash: string;
-    try {
-      hash = await writeDataFile(tmp, cut.data);
-    } catch (e) {
-      await unlink(tmp).catch(() => undefined);
-      throw e;
-    }
-    await this.inQueue(async () => {
-      const journal = this.journal!;
-      try {
-        // An edit loaded since the cut, or not loaded yet: the file is not ours to replace now.
-        if (this.known !== cut.known || (this.watcher && (await this.editedOutside()))) {
-          await unlink(tmp);
-          return;
-        }
-        // Before the rename, so a crash right after it knows the file holds these writes.
-        await journal.append({ seq: cut.seq, file: hash });
-        await rename(tmp, this.file);
-      } catch (e) {
-        await unlink(tmp).catch(() => undefined);
-        throw e;
-      }
-      await syncDir(dirname(this.file));
-      this.known = await fileStamp(this.file);
-      this.fileHash = hash;
-      if (journal.writes === cut.writes) {
-        this.journal = null;
-        this.oldestJournaled = null;
-        await journal.remove();
-      } else {
-        this.oldestJournaled = Date.now();
-        await journal.dropBefore(cut.offset, journal.writes - cut.writes, { seq: cut.seq, file: hash });
-      }
-    });
-    this.scheduleCompaction();
   }
 
   /** The durable data as the file holds it, copied: inserts append to the arrays in place. */
@@ -404,11 +308,9 @@ export class FileStore {
     return data;
   }
 
-  /** The file's stamp when something other than this store changed it since, else null. */
-  private async editedOutside(): Promise<FileStamp | null> {
-    const now = await fileStamp(this.file);
-    // A deleted file is not an edit to keep: the next compaction writes it again.
-    return now === null || sameStamp(now, this.known) ? null : now;
+  /** While watching: the file's stamp when something other than this store changed it since, else null. */
+  private editedOutside(): Promise<FileStamp | null> {
+    return this.fileWatch.active ? editedSince(this.file, this.disk.known) : Promise.resolve(null);
   }
 
   /** Builds the index of one property now (the key: the core checks new keys with it). */
@@ -443,29 +345,17 @@ export class FileStore {
 
   /** Replaces the data with the edited file's plus the journaled writes it lacks, or keeps it (and says why) when the file does not parse. */
   private async reload(buffer: Buffer): Promise<void> {
-    let parsed: ParsedData;
-    try {
-      parsed = parseData(this.file, buffer.toString('utf8'));
-    } catch (e) {
-      // Half-written or mistyped: keep serving the old data, and refuse writes until it parses.
-      console.error(
-        `resourcery: ${basename(this.file)} was edited but does not load; keeping the data served so far:`,
-        (e as Error).message,
-      );
-      throw new ServiceError(
-        'Conflict',
-        `The data file was edited outside the server and is not valid yet; nothing was written (${(e as Error).message.replace(this.file, basename(this.file))})`,
-      );
-    }
-    this.fileHash = hashOf(buffer);
-    const content = this.journal === null ? null : await readJournal(this.journal.path);
-    if (content) replayJournal(parsed.entries, content, this.fileHash, this.file, 'reload');
+    const parsed = parseEdit(this.file, buffer);
+    const disk = this.disk;
+    disk.fileHash = hashOf(buffer);
+    const content = disk.journal === null ? null : await readJournal(disk.journal.path);
+    if (content) replayJournal(parsed.entries, content, disk.fileHash, this.file, 'reload');
     this.install(parsed, this.onAdded);
     console.error(
-      `resourcery: reloaded ${basename(this.file)} after an outside edit${this.journal?.writes ? '; the journaled writes it lacks are applied on top' : ''}`,
+      `resourcery: reloaded ${basename(this.file)} after an outside edit${disk.journal?.writes ? '; the journaled writes it lacks are applied on top' : ''}`,
     );
     // The file should show the merged data soon.
-    if (this.journal?.writes) this.scheduleCompaction();
+    if (disk.journal?.writes) this.compaction.schedule();
   }
 }
 
@@ -481,6 +371,3 @@ interface Group {
   /** Settles when this group's append is done: resolved once its changes are visible. */
   done: Promise<void>;
 }
-
-/** How long the file must be quiet after an outside change before it is reloaded. */
-const WATCH_SETTLE_MS = 100;

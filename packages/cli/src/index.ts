@@ -1,4 +1,5 @@
-export { FileStore, type FileStoreOptions, type CompactionPolicy } from './file-store.js';
+export { FileStore, type FileStoreOptions } from './file-store.js';
+export type { CompactionPolicy } from './compaction.js';
 export {
   serve,
   parseServeArgs,
