@@ -1,4 +1,5 @@
 import type { Condition, IndexedProperty, Literal, Locator, Operator } from '@resourcery/core/storage';
+import { dateTest } from './date-test.js';
 import { textOf, valueOf } from './indexes.js';
 
 /**
@@ -293,8 +294,9 @@ function testSql(c: string, op: Operator, literal: Literal, params: Params): Tes
     branches.push(`WHEN 'number' THEN ${numberTest(c, op, literal.number, params)}`);
     branches.push(`WHEN 'string' THEN ${str} ${sqlOp} ${params.add(text)}`);
   } else if (literal.date !== undefined) {
-    branches.push(`WHEN 'string' THEN ${dateTest(str, sqlOp, literal.text, literal.date, params)}`);
-    exact = false;
+    const test = dateTest(str, sqlOp, literal.text, literal.date, (v) => params.add(v));
+    branches.push(`WHEN 'string' THEN ${test.sql}`);
+    exact = test.exact;
   } else {
     if (literal.boolean !== undefined)
       branches.push(`WHEN 'boolean' THEN (${c})::boolean ${sqlOp} ${params.add(String(literal.boolean))}::boolean`);
@@ -310,38 +312,4 @@ function numberTest(c: string, op: Operator, n: number, params: Params): string 
   const below = n > 0;
   const holds = op === '!=' || ((op === '<' || op === '<=') && below) || ((op === '>' || op === '>=') && !below);
   return holds ? 'TRUE' : 'FALSE';
-}
-
-/** The literal's ISO_DATE shape (core query/literal.ts), for PostgreSQL's regex syntax. */
-const ISO_DATE = `'^[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.][0-9]+)?)?(Z|[-+][0-9]{2}:?[0-9]{2})?)?$'`;
-/** `Date.prototype.toISOString` output with fields in range (the day is checked apart). */
-const CANONICAL = `'^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9][.][0-9]{3}Z$'`;
-
-/**
- * A date literal compares by time with strings that hold ISO dates, as `Date.parse`
- * reads them: leniently (Feb 30 is Mar 2) and in the process's time zone when no
- * offset is given. SQL reproduces two cases exactly: strings that are no ISO date
- * compare as text, and canonical UTC timestamps with a real calendar day compare by
- * time (their text order is their time order). Other ISO spellings are kept (TRUE) for
- * the service to judge, so the test is a superset.
- */
-function dateTest(s: string, sqlOp: string, text: string, time: number, params: Params): string {
-  const notIso = `NOT (${s} ~ ${ISO_DATE} AND length(${s}) <= 35)`;
-  const year = new Date(time).getUTCFullYear();
-  const branches = [`WHEN ${notIso} THEN ${s} ${sqlOp} ${params.add(text)}`];
-  if (year >= 0 && year <= 9999) {
-    branches.push(`WHEN ${s} ~ ${CANONICAL} AND ${realDay(s)} THEN ${s} ${sqlOp} ${params.add(new Date(time).toISOString())}`);
-  }
-  return `CASE ${branches.join(' ')} ELSE TRUE END`;
-}
-
-/** Whether a canonical timestamp's day exists in its month (CASE keeps the casts after the regex). */
-function realDay(s: string): string {
-  const month = `substr(${s}, 6, 2)`;
-  const day = `substr(${s}, 9, 2)`;
-  const year = `substr(${s}, 1, 4)::int`;
-  return (
-    `CASE WHEN ${day} <= '28' THEN TRUE WHEN ${month} <> '02' THEN ${day} <= '30' OR ${month} IN ('01','03','05','07','08','10','12') ` +
-    `ELSE ${day} = '29' AND (${year} % 4 = 0 AND (${year} % 100 <> 0 OR ${year} % 400 = 0)) END`
-  );
 }
