@@ -61,7 +61,21 @@ try {
     indexes: ['Id', ['Age', 'Score'], 'City'],
   });
   await storage.ready();
+  // Wide entities (50 properties, ~700 bytes) for `select` of two of them: a tenth as many rows.
+  const WIDE = Math.max(1000, Math.floor(ROWS / 10));
+  const wide = createSqlStorage({ client: pool, table: 'wide' });
+  await wide.ready();
+  const padding = Array.from({ length: 48 }, (_, k) => `',"Property${k}":' || ${k % 2 ? `'"value ' || (i * ${k + 1}) % 997 || '"'` : `(i * ${k + 1}) % 10007`}`).join(' || ');
+  await pool.query(
+    `INSERT INTO wide (body) SELECT '{"Id":' || i || ',"Name":"' || md5(i::text) || '"' || ${padding} || '}' FROM generate_series(1, $1::int) i`,
+    [WIDE],
+  );
+  service.addResource({ name: 'Wide', storage: wide });
+  // The same table read as before select was pushed down: whole rows, parsed and projected in Node.
+  const whole = { select: ({ select, ...query }) => wide.select(query), write: (batch) => wide.write(batch), stamp: (e) => wide.stamp(e) };
+  service.addResource({ name: 'WideWhole', storage: whole });
   await pool.query(`ANALYZE ${table}`);
+  await pool.query('ANALYZE wide');
   const indexes = (await pool.query(`SELECT indexdef FROM pg_indexes WHERE tablename = $1 AND indexname LIKE 'rx_%'`, [table])).rows;
   log(`loaded and indexed in ${((Date.now() - t0) / 1000).toFixed(1)} s:\n  ${indexes.map((r) => r.indexdef).join('\n  ')}`);
 
@@ -85,6 +99,18 @@ try {
     ],
     ['search + limit', '/Person/_/search=ann%203&limit=10', `SELECT body FROM ${table} WHERE body ILIKE $1 LIMIT 10`, ['%ann 3%']],
     ['distinct', '/Person/_/select=City&distinct=true', `SELECT DISTINCT doc ->> 'City' FROM ${table}`, []],
+    [
+      'select 2 of 50 properties',
+      `/Wide/_/select=Id,Name&limit=${Math.min(WIDE, 20000)}`,
+      `SELECT doc -> 'Id' AS "Id", doc -> 'Name' AS "Name" FROM wide ORDER BY id LIMIT $1`,
+      [String(Math.min(WIDE, 20000))],
+    ],
+    [
+      'same, whole rows (no push-down)',
+      `/WideWhole/_/select=Id,Name&limit=${Math.min(WIDE, 20000)}`,
+      `SELECT doc -> 'Id' AS "Id", doc -> 'Name' AS "Name" FROM wide ORDER BY id LIMIT $1`,
+      [String(Math.min(WIDE, 20000))],
+    ],
   ];
   const median = (xs) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const time = async (fn) => {

@@ -5,7 +5,7 @@ import { checkUnique, fillKeys, storedMatches } from './key.js';
 import type { Entity, Predicate } from './query/conditions.js';
 import { evaluate, pagingCanBePushedDown, type CompiledQuery, type EvaluateOptions } from './query/evaluate.js';
 import { literalValue } from './query/literal.js';
-import { findKey } from './query/locator.js';
+import { findKey, type Locator } from './query/locator.js';
 import { DEFAULT_SEARCH_BUDGET, scanSearch } from './query/scan.js';
 import { parseSearchSettings, type SearchPredicate } from './query/search.js';
 import type { Resource } from './resources.js';
@@ -81,6 +81,8 @@ export function selectOutput(
   if (searching) request.search = parseSearchSettings(meta.search!);
   if (filter === null && meta.distinct && meta.select && !meta.add && !meta.rename && (q.search === null || searching))
     request.distinct = meta.select;
+  const reads = readLocators(resource, q, filter === null && (q.search === null || searching));
+  if (reads !== null) request.select = reads;
   return andThen(resource.storage.select(request), (result: SelectResult) => {
     const query = searching && result.conditionsApplied ? { ...q, search: null } : q;
     const options = { conditionsApplied: result.conditionsApplied, pagingApplied: push && result.pagingApplied };
@@ -99,6 +101,18 @@ async function selectThroughOutput(
 ): Promise<Entity[]> {
   const all = await collect((await resource.storage.select(SELECT_ALL)).entities);
   return evaluateScanning(visible(all.map(toOutput), filter), q, {}, budget);
+}
+
+/**
+ * The locators the service reads from each stored entity, when they are all it reads:
+ * `select` without add or rename, plus the order's (when the storage may leave it), with
+ * no filter or search of the service's own. Only for storages with stamps, since a
+ * partial entity's content would make another ETag.
+ */
+function readLocators(resource: Resource, q: CompiledQuery, nothingElse: boolean): Locator[] | null {
+  const { select, add, rename, order } = q.meta;
+  if (!nothingElse || select === null || add !== null || rename !== null || !resource.storage.stamp) return null;
+  return order !== null && q.sourceOrder !== null ? [...select, q.sourceOrder] : select;
 }
 
 /**

@@ -12,6 +12,7 @@ import { sessionFor, type Session, type SqlClient } from './client.js';
 import { DeclaredIndexes, indexName } from './indexes.js';
 import { keyColumnValue, keyIndexName, prepareKeyColumn, takenKey } from './key-column.js';
 import { distinctKeys, searchSql } from './search-distinct.js';
+import { projectedBody, Spellings } from './projection.js';
 import { quoteTableName } from './table-name.js';
 import { Params, translateConditions, translateOrder, type ConditionsSql } from './translate.js';
 
@@ -54,7 +55,7 @@ interface RowKey {
 function scan(table: string, params: Params, c: ConditionsSql, byId = false): { from: string; alias: string } {
   const where = (tests: string[]) => (tests.length === 0 ? '' : ` WHERE ${tests.join(' AND ')}`);
   if (params.columns.length === 0) return { from: `${table} r${where([...c.direct, ...c.tests])}`, alias: 'r' };
-  const inner = `SELECT r.id, r.version, r.body, ${params.columns.join(', ')} FROM ${table} r${where(c.direct)}${byId ? ' ORDER BY r.id' : ''}`;
+  const inner = `SELECT r.id, r.version, r.body, r.doc, ${params.columns.join(', ')} FROM ${table} r${where(c.direct)}${byId ? ' ORDER BY r.id' : ''}`;
   return { from: `(${inner} OFFSET 0) s${where(c.tests)}`, alias: 's' };
 }
 
@@ -111,6 +112,8 @@ export class SqlStorage implements Storage {
   private readonly session: Session;
   private readonly create: boolean;
   private readonly keys = new WeakMap<Entity, RowKey>();
+  /** How the rows spell the properties `select` reads (projection.ts). */
+  private readonly spellings = new Spellings();
   private creating: Promise<void> | null = null;
   private readonly indexes = new DeclaredIndexes();
   private indexing: Promise<void> | null = null;
@@ -223,7 +226,10 @@ export class SqlStorage implements Storage {
       conditions.exact && query.distinct !== undefined && params.columns.length === 0 ? distinctKeys(query.distinct, params) : null;
     const { from, alias } = scan(this.quoted, params, conditions, order === null);
     const rowsOf = groups === null ? from : `${this.quoted} r WHERE r.id IN (SELECT min(r.id) FROM ${from} GROUP BY ${groups.join(', ')})`;
-    let text = `SELECT ${alias}.id::text AS id, ${alias}.version::text AS version, ${alias}.body FROM ${rowsOf} ORDER BY ${order === null ? '' : `${order}, `}${alias}.id`;
+    // Only the members the service reads, when it says which (and reads nothing else of them).
+    const cut = conditions.exact && query.select !== undefined ? projectedBody(query.select, alias, params, this.spellings) : null;
+    const body = cut ?? `${alias}.body`;
+    let text = `SELECT ${alias}.id::text AS id, ${alias}.version::text AS version, ${body} AS body FROM ${rowsOf} ORDER BY ${order === null ? '' : `${order}, `}${alias}.id`;
     // Never more than maxRows (+1, to tell a full result from a cut one) into memory.
     const capped = !(paging && query.limit >= 0 && query.limit <= this.maxRows);
     text += ` LIMIT (${params.add(String(capped ? this.maxRows + 1 : query.limit))})::bigint`;
@@ -235,6 +241,7 @@ export class SqlStorage implements Storage {
       this.keys.set(entity, { id: row.id, version: row.version });
       return entity;
     });
+    if (cut !== null) this.spellings.learn(query.select!, entities[0]);
     return { entities, conditionsApplied: conditions.exact, pagingApplied: paging };
   }
 

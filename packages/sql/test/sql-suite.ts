@@ -5,6 +5,7 @@ import { createSqlStorage, tableNameFor, type SqlClient, type SqlStorage } from 
 import { adminSuite } from './admin-suite';
 import { dateSuite } from './date-suite';
 import { indexSuite } from './index-suite';
+import { projectionSuite } from './projection-suite';
 import { storageContract } from '../../core/test/storage-contract';
 import { twoInstanceSuite } from './two-instances';
 import { call, comparable, condition, LOCATORS, OPERATORS, PEOPLE, recased, recording, serviceOn, VALUES, type Applied } from './support';
@@ -97,6 +98,7 @@ export function sqlSuite(open: () => Promise<Backend>): void {
 
   storageContract('SqlStorage', () => sqlStorage());
   twoInstanceSuite(() => db, freshTable);
+  projectionSuite(() => db, freshTable);
 
   describe('push-down answers every query exactly like MemoryStorage', () => {
     let memory: Service;

@@ -31,6 +31,17 @@ export interface SelectQuery {
    * projects and applies distinct anyway.
    */
   distinct?: readonly Locator[];
+  /**
+   * The only locators the service reads from each entity (`select`, and the order when the
+   * storage may not apply it), given only to storages with `stamp` when nothing else needs
+   * the whole entity (no toOutput, add or rename, no predicate row rule, no search left to
+   * the service). A hint: when it applied the conditions, a storage may return partial
+   * entities that give the same values as the stored ones at these locators under the
+   * Locator rules (case-insensitive keys, dotted paths, a dotted text as one key), e.g.
+   * every top-level member whose key matches a locator's first segment or whole text, in
+   * stored order; `stamp` must work for them (ETags).
+   */
+  select?: readonly Locator[];
 }
 
 export interface SelectResult {
