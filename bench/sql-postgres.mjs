@@ -65,7 +65,10 @@ try {
   const WIDE = Math.max(1000, Math.floor(ROWS / 10));
   const wide = createSqlStorage({ client: pool, table: 'wide' });
   await wide.ready();
-  const padding = Array.from({ length: 48 }, (_, k) => `',"Property${k}":' || ${k % 2 ? `'"value ' || (i * ${k + 1}) % 997 || '"'` : `(i * ${k + 1}) % 10007`}`).join(' || ');
+  const padding = Array.from(
+    { length: 48 },
+    (_, k) => `',"Property${k}":' || ${k % 2 ? `'"value ' || (i * ${k + 1}) % 997 || '"'` : `(i * ${k + 1}) % 10007`}`,
+  ).join(' || ');
   await pool.query(
     `INSERT INTO wide (body) SELECT '{"Id":' || i || ',"Name":"' || md5(i::text) || '"' || ${padding} || '}' FROM generate_series(1, $1::int) i`,
     [WIDE],

@@ -62,19 +62,25 @@ export function projectionSuite(database: () => SqlClient, freshTable: () => str
       const log: Seen[] = [];
       let cut = 0;
       await fc.assert(
-        fc.asyncProperty(fc.array(entityArb, { maxLength: 6 }), conditionsArb, selectArb, restArb, async (entities, where, select, rest) => {
-          const memory = serviceOn(new MemoryStorage(structuredClone(entities)));
-          const storage = createSqlStorage({ client: database(), table: freshTable() });
-          await storage.write({ insert: structuredClone(entities) });
-          const sql = serviceOn(spying(storage, log));
-          const uri = `/Person/${where}/select=${select}${rest}`;
-          const [m, s] = [await call(memory, 'GET', uri), await call(sql, 'GET', uri)];
-          expect({ uri, status: s.status, body: s.json }).toEqual({ uri, status: m.status, body: m.json });
-          const seen = log.pop()!;
-          expect(seen.select).toBeDefined();
-          const all = entities.filter(() => true).reduce((n, e) => n + Object.keys(e).length, 0);
-          if (seen.members < all) cut++;
-        }),
+        fc.asyncProperty(
+          fc.array(entityArb, { maxLength: 6 }),
+          conditionsArb,
+          selectArb,
+          restArb,
+          async (entities, where, select, rest) => {
+            const memory = serviceOn(new MemoryStorage(structuredClone(entities)));
+            const storage = createSqlStorage({ client: database(), table: freshTable() });
+            await storage.write({ insert: structuredClone(entities) });
+            const sql = serviceOn(spying(storage, log));
+            const uri = `/Person/${where}/select=${select}${rest}`;
+            const [m, s] = [await call(memory, 'GET', uri), await call(sql, 'GET', uri)];
+            expect({ uri, status: s.status, body: s.json }).toEqual({ uri, status: m.status, body: m.json });
+            const seen = log.pop()!;
+            expect(seen.select).toBeDefined();
+            const all = entities.filter(() => true).reduce((n, e) => n + Object.keys(e).length, 0);
+            if (seen.members < all) cut++;
+          },
+        ),
         { numRuns: 120 },
       );
       // Most answers were read from partial rows (all but those of non-ASCII selects or empty tables).
@@ -97,7 +103,11 @@ export function projectionSuite(database: () => SqlClient, freshTable: () => str
       const storage = createSqlStorage({ client: database(), table: freshTable() });
       await storage.write({ insert: [{ Id: 1, Name: 'Ann', Age: 3 }] });
       const service = serviceOn(spying(storage, log));
-      for (const uri of ['/Person/_/select=Name&add=Age', '/Person/_/select=Name&search_regex=Ann', '/Person/_/select=Name&rename=Age:Years'])
+      for (const uri of [
+        '/Person/_/select=Name&add=Age',
+        '/Person/_/select=Name&search_regex=Ann',
+        '/Person/_/select=Name&rename=Age:Years',
+      ])
         await call(service, 'GET', uri);
       expect(log.map((s) => s.select)).toEqual([undefined, undefined, undefined]);
       await call(service, 'GET', '/Person/_/select=Name&order_desc=Age');
