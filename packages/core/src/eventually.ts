@@ -9,8 +9,3 @@ export type Eventually<T> = T | Promise<T>;
 export function isPromise<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
   return typeof (value as PromiseLike<T> | null)?.then === 'function';
 }
-
-/** `next(value)`: at once when the value is there, else once it resolves (a rejection passes through). */
-export function andThen<T, R>(value: T | PromiseLike<T>, next: (value: T) => Eventually<R>): Eventually<R> {
-  return isPromise(value) ? Promise.resolve(value).then(next) : next(value);
-}

@@ -1,6 +1,6 @@
 import type { Caller } from './caller.js';
 import { ServiceError } from './errors.js';
-import { andThen, type Eventually } from './eventually.js';
+import { isPromise, type Eventually } from './eventually.js';
 import { checkUnique, fillKeys, storedMatches } from './key.js';
 import type { Entity, Predicate } from './query/conditions.js';
 import { evaluate, pagingCanBePushedDown, type CompiledQuery, type EvaluateOptions } from './query/evaluate.js';
@@ -55,17 +55,7 @@ export function selectOutput(
   const toOutput = resource.definition.toOutput;
   const filter = rows?.filter ?? null;
   if (toOutput) return selectThroughOutput(resource, q, toOutput, filter, budget);
-  if (origin !== undefined && q.project !== null) {
-    const project = q.project;
-    q = {
-      ...q,
-      project: (e) => {
-        origin.projected++;
-        origin.stored = e;
-        return project(e);
-      },
-    };
-  }
+  if (origin !== undefined && q.project !== null) q = counting(q, q.project, origin);
   const { meta } = q;
   // A text search goes with the conditions to a storage that applies it (SQL).
   const searching = resource.storage.searches === true && meta.search !== null && meta.searchRegex === null;
@@ -83,12 +73,59 @@ export function selectOutput(
     request.distinct = meta.select;
   const reads = readLocators(resource, q, filter === null && (q.search === null || searching));
   if (reads !== null) request.select = reads;
-  return andThen(resource.storage.select(request), (result: SelectResult) => {
-    const query = searching && result.conditionsApplied ? { ...q, search: null } : q;
-    const options = { conditionsApplied: result.conditionsApplied, pagingApplied: push && result.pagingApplied };
-    if (Array.isArray(result.entities)) return evaluateScanning(visible(result.entities, filter), query, options, budget);
-    return collect(result.entities).then((all) => evaluateScanning(visible(all, filter), query, options, budget));
-  });
+  // No closures on the way when the storage answers at once: each would cost every GET an allocation.
+  const selected = resource.storage.select(request);
+  return isPromise(selected)
+    ? outputLater(selected, q, filter, searching, push, budget)
+    : outputOf(selected, q, filter, searching, push, budget);
+}
+
+/** The query projecting as `q` does, telling `origin` which stored entity it projected last and how many. */
+function counting(q: CompiledQuery, project: (e: Entity) => Entity, origin: Origin): CompiledQuery {
+  return {
+    ...q,
+    project: (e) => {
+      origin.projected++;
+      origin.stored = e;
+      return project(e);
+    },
+  };
+}
+
+/** What the storage selected, made the GET's output: the rest of the query applied here. */
+function outputOf(
+  result: SelectResult,
+  q: CompiledQuery,
+  filter: Predicate | null,
+  searching: boolean,
+  push: boolean,
+  budget: number,
+): Eventually<Entity[]> {
+  const query = searching && result.conditionsApplied ? { ...q, search: null } : q;
+  const options = { conditionsApplied: result.conditionsApplied, pagingApplied: push && result.pagingApplied };
+  if (Array.isArray(result.entities)) return evaluateScanning(visible(result.entities, filter), query, options, budget);
+  return evaluateCollected(result.entities, query, filter, options, budget);
+}
+
+async function outputLater(
+  selected: PromiseLike<SelectResult>,
+  q: CompiledQuery,
+  filter: Predicate | null,
+  searching: boolean,
+  push: boolean,
+  budget: number,
+): Promise<Entity[]> {
+  return outputOf(await selected, q, filter, searching, push, budget);
+}
+
+async function evaluateCollected(
+  entities: Iterable<Entity> | AsyncIterable<Entity>,
+  q: CompiledQuery,
+  filter: Predicate | null,
+  options: EvaluateOptions,
+  budget: number,
+): Promise<Entity[]> {
+  return evaluateScanning(visible(await collect(entities), filter), q, options, budget);
 }
 
 /** Conditions see what clients see, so a hidden property (a secret) cannot be probed. */
@@ -176,21 +213,31 @@ async function collect(entities: Iterable<Entity> | AsyncIterable<Entity>): Prom
 }
 
 /** GET and HEAD: answered at once when nothing waits (no async hook, a storage that answers at once). */
-const get = (op: OperationContext): Eventually<Result> => {
-  const { beforeRead } = op.resource.hooks;
-  // A hook's throw, like a rejection, reaches the pipeline as a rejected promise.
-  if (beforeRead) return (async () => beforeRead(op.caller))().then(() => read(op));
-  return read(op);
-};
+const get = (op: OperationContext): Eventually<Result> => (op.resource.hooks.beforeRead ? readAfterHook(op) : read(op));
 
-function read({ resource, query, rows, caller, searchBudget }: OperationContext): Eventually<Result> {
+async function readAfterHook(op: OperationContext): Promise<Result> {
+  await op.resource.hooks.beforeRead!(op.caller);
+  return read(op);
+}
+
+function read(op: OperationContext): Eventually<Result> {
   const origin: Origin = { projected: 0 };
-  return andThen(selectOutput(resource, query, rows, searchBudget, origin), (selected): Eventually<Result> => {
-    const version = selected.length === 1 ? versionOfOutput(resource, query, selected[0], origin) : undefined;
-    const { afterRead } = resource.hooks;
-    if (!afterRead) return entitiesResult(selected, version);
-    return (async () => afterRead(selected, caller))().then((after) => entitiesResult(after ?? selected, version));
-  });
+  const selected = selectOutput(op.resource, op.query, op.rows, op.searchBudget, origin);
+  return isPromise(selected) ? readLater(op, selected, origin) : readResult(op, selected, origin);
+}
+
+async function readLater(op: OperationContext, selected: PromiseLike<Entity[]>, origin: Origin): Promise<Result> {
+  return readResult(op, await selected, origin);
+}
+
+function readResult(op: OperationContext, selected: Entity[], origin: Origin): Eventually<Result> {
+  const version = selected.length === 1 ? versionOfOutput(op.resource, op.query, selected[0], origin) : undefined;
+  return op.resource.hooks.afterRead ? afterReadHook(op, selected, version) : entitiesResult(selected, version);
+}
+
+async function afterReadHook(op: OperationContext, selected: Entity[], version: string | undefined): Promise<Result> {
+  const after = await op.resource.hooks.afterRead!(selected, op.caller);
+  return entitiesResult(after ?? selected, version);
 }
 
 function entitiesResult(entities: Entity[], version: string | undefined): Result {

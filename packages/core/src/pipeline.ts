@@ -11,13 +11,15 @@ import { checkRead, entityTag, versionOf, writeConditions } from './http/precond
 import type { PlainRequest, PlainResponse } from './http/types.js';
 import type { LocalRequests } from './local-requests.js';
 import type { Macros } from './macros.js';
-import { OPERATIONS } from './operations.js';
+import { OPERATIONS, type OperationContext } from './operations.js';
 import { Origin } from './origin.js';
 import { rootResponse, type RootHost } from './root.js';
 import type { Negotiated } from './protocols.js';
 import type { Entity } from './query/conditions.js';
+import type { CompiledQuery } from './query/evaluate.js';
 import type { Resource, ResourceRegistry } from './resources.js';
 import type { Result } from './results.js';
+import type { RowRule } from './rules.js';
 import { readSource, sendToDestination, type HeaderRequestDeps } from './source-destination.js';
 
 export const LISTING = 'Service.AvailableResource';
@@ -84,24 +86,42 @@ export function answer(
   origin?: Origin,
 ): Eventually<PlainResponse> {
   const ctx = new RequestContext(request, service.options.maxBodyBytes, depth, context, origin);
-  const failed = (e: unknown) => errorResponse(service, ctx, e);
   try {
     const described = rootResponse(service, ctx);
     // A failure (401) is answered as any other.
-    if (described !== undefined) return isPromise(described) ? described.then(undefined, failed) : described;
+    if (described !== undefined) return isPromise(described) ? answered(service, ctx, described) : described;
     const principal = service.authenticate(ctx);
-    const response =
-      principal instanceof Promise ? principal.then((p) => authenticated(service, ctx, p)) : authenticated(service, ctx, principal);
-    return isPromise(response) ? response.then(undefined, failed) : response;
+    const response = principal instanceof Promise ? authenticatedLater(service, ctx, principal) : authenticated(service, ctx, principal);
+    return isPromise(response) ? answered(service, ctx, response) : response;
   } catch (e) {
-    return failed(e);
+    return errorResponse(service, ctx, e);
   }
+}
+
+// The steps' continuations through promises are functions of their own (here and below):
+// a closure in a step would cost every request an allocation, waiting or not.
+
+/** The response a step will give, or the error response if it fails. */
+async function answered(service: PipelineHost, ctx: RequestContext, response: PromiseLike<PlainResponse>): Promise<PlainResponse> {
+  try {
+    return await response;
+  } catch (e) {
+    return errorResponse(service, ctx, e);
+  }
+}
+
+async function authenticatedLater(service: PipelineHost, ctx: RequestContext, principal: Promise<unknown>): Promise<PlainResponse> {
+  return authenticated(service, ctx, await principal);
 }
 
 function authenticated(service: PipelineHost, ctx: RequestContext, principal: unknown): Eventually<PlainResponse> {
   ctx.principal = principal;
   const parsed = parseUri(ctx.uri);
-  return parsed.macro ? service.macros.rewrite(parsed, ctx).then((p) => run(service, ctx, p)) : run(service, ctx, parsed);
+  return parsed.macro ? rewritten(service, ctx, parsed) : run(service, ctx, parsed);
+}
+
+async function rewritten(service: PipelineHost, ctx: RequestContext, parsed: ParsedUri): Promise<PlainResponse> {
+  return run(service, ctx, await service.macros.rewrite(parsed, ctx));
 }
 
 /** The operation on the resolved resource, then its result written (or sent to a Destination). */
@@ -111,8 +131,7 @@ function run(service: PipelineHost, ctx: RequestContext, parsed: ParsedUri): Eve
   // A bare value (`/posts/1`) is no error for a resource with a key.
   if (parsed.error && !(parsed.bare !== undefined && resource.key)) throw parsed.error;
   const caller: Caller = { context: ctx.context, principal: ctx.principal, method: ctx.method };
-  const authorize = (name: string, method: string) => service.authorize(caller, name, method);
-  authorize(resource.name, ctx.method);
+  service.authorize(caller, resource.name, ctx.method);
   const operation = OPERATIONS[ctx.method];
   if (!operation || !resource.allows(ctx.method)) {
     throw new ServiceError('MethodNotAllowed', `${ctx.method} is not allowed on '${resource.name}'`, {
@@ -122,21 +141,18 @@ function run(service: PipelineHost, ctx: RequestContext, parsed: ParsedUri): Eve
   const rows = resource.rows(caller, ruleMethod(ctx.method));
   const query = resource.query(parsed, rows);
   const output = service.protocols.forAccept(ctx.header('accept'));
-  const result = operation({
-    resource,
-    query,
-    // Read once: a retried operation (Conflict) or a Source GET must not run twice.
-    input: once(() => readInput(service, ctx)),
-    changed: (kind, entities) => changed(service, resource, kind, entities, ctx),
-    authorize,
-    caller,
-    rows,
-    searchBudget: service.options.searchBudget,
-    ...writeConditions(ctx),
-  });
-  return isPromise(result)
-    ? Promise.resolve(result).then((r) => finish(service, ctx, resource, output, r))
-    : finish(service, ctx, resource, output, result);
+  const result = operation(new Operating(service, ctx, resource, query, caller, rows));
+  return isPromise(result) ? finishLater(service, ctx, resource, output, result) : finish(service, ctx, resource, output, result);
+}
+
+async function finishLater(
+  service: PipelineHost,
+  ctx: RequestContext,
+  resource: Resource,
+  output: Negotiated,
+  result: PromiseLike<Result>,
+): Promise<PlainResponse> {
+  return finish(service, ctx, resource, output, await result);
 }
 
 function finish(
@@ -147,9 +163,52 @@ function finish(
   result: Result,
 ): Eventually<PlainResponse> {
   const destination = ctx.method === 'GET' ? ctx.header('destination') : undefined;
-  if (destination !== undefined)
-    return sendToDestination(service.headerRequests, ctx, result, destination).then((sent) => respond(ctx, resource, output, sent));
+  if (destination !== undefined) return sent(ctx, resource, output, sendToDestination(service.headerRequests, ctx, result, destination));
   return checkRead(ctx, result) ?? respond(ctx, resource, output, result);
+}
+
+async function sent(ctx: RequestContext, resource: Resource, output: Negotiated, result: Promise<Result>): Promise<PlainResponse> {
+  return respond(ctx, resource, output, await result);
+}
+
+/**
+ * What an operation gets of its request: one object, its body read and its events raised
+ * only when the operation asks (a GET does neither, so it makes no closures for them).
+ */
+class Operating implements OperationContext {
+  readonly searchBudget: number;
+  readonly ifMatch?: string[];
+  readonly ifNoneMatch?: string[];
+  private reading: Promise<Entity[]> | undefined;
+  private authorizing: ((resource: string, method: string) => void) | undefined;
+
+  constructor(
+    private readonly service: PipelineHost,
+    private readonly ctx: RequestContext,
+    readonly resource: Resource,
+    readonly query: CompiledQuery,
+    readonly caller: Caller,
+    readonly rows: RowRule | null,
+  ) {
+    this.searchBudget = service.options.searchBudget;
+    const conditions = writeConditions(ctx);
+    this.ifMatch = conditions.ifMatch;
+    this.ifNoneMatch = conditions.ifNoneMatch;
+  }
+
+  /** The caller's rights on another resource; a function of its own, as hooks get it (`beforeWrite`). */
+  get authorize(): (resource: string, method: string) => void {
+    return (this.authorizing ??= (resource, method) => this.service.authorize(this.caller, resource, method));
+  }
+
+  /** Read once: a retried operation (Conflict) or a Source GET must not run twice. */
+  input(): Promise<Entity[]> {
+    return (this.reading ??= readInput(this.service, this.ctx));
+  }
+
+  changed(kind: 'Inserted' | 'Updated' | 'Deleted', entities: Entity[]): Promise<void> {
+    return changed(this.service, this.resource, kind, entities, this.ctx);
+  }
 }
 
 /**
@@ -318,9 +377,4 @@ export function attachment(name: string): string {
 /** yyMMddHHmmss in UTC. */
 function stamp(time: Date): string {
   return time.toISOString().replace(/[-:T]/g, '').slice(2, 14);
-}
-
-function once<T>(make: () => Promise<T>): () => Promise<T> {
-  let value: Promise<T> | undefined;
-  return () => (value ??= make());
 }

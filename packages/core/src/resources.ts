@@ -207,11 +207,14 @@ export class Resource {
 export class ResourceRegistry {
   private readonly byName = new Map<string, Resource>();
   private readonly bySuffix = new Map<string, Resource[]>();
+  /** By the name as declared: most requests spell it so, and are found without lower-casing it. */
+  private readonly declared = new Map<string, Resource>();
 
   add(resource: Resource): void {
     const key = resource.name.toLowerCase();
     if (this.byName.has(key)) throw new Error(`A resource named '${resource.name}' already exists`);
     this.byName.set(key, resource);
+    this.declared.set(resource.name, resource);
     const parts = key.split('.');
     for (let i = 1; i < parts.length; i++) {
       const suffix = parts.slice(i).join('.');
@@ -222,10 +225,12 @@ export class ResourceRegistry {
   }
 
   find(name: string): Resource | undefined {
-    return this.byName.get(name.toLowerCase());
+    return this.declared.get(name) ?? this.byName.get(name.toLowerCase());
   }
 
   resolve(name: string): Resource {
+    const declared = this.declared.get(name);
+    if (declared !== undefined) return declared;
     const key = name.toLowerCase();
     const exact = this.byName.get(key);
     if (exact) return exact;

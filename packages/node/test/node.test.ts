@@ -379,6 +379,14 @@ describe('downloads of resources named outside Latin-1 (RFC 6266)', () => {
   });
 });
 
+test('a whole body goes out with the headers the service gave and its own Content-Length, once', async () => {
+  const handle = async () => ({ status: 200, headers: { 'content-length': '999', 'x-answer': 'yes', etag: '"v1"' }, body: 'ok, é' });
+  const port = await start({ handle } as unknown as Service);
+  const reply = await send(port, { path: '/Anything' });
+  expect([reply.status, reply.text, reply.headers['x-answer'], reply.headers.etag]).toEqual([200, 'ok, é', 'yes', '"v1"']);
+  expect(reply.headers['content-length']).toBe(String(Buffer.byteLength('ok, é')));
+});
+
 describe('a failure of the library itself is a 500, never an uncaught exception', () => {
   test.each([
     [

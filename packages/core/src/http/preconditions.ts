@@ -45,12 +45,14 @@ export function parseEntityTags(header: string, weak: boolean): string[] {
   return tags;
 }
 
+const NO_CONDITIONS = Object.freeze({});
+
 /**
  * If-Match and If-None-Match of a write (PUT, PATCH, DELETE), for the operation to check;
  * each undefined without its header. Both compare strongly on writes.
  */
 export function writeConditions(ctx: RequestContext): { ifMatch?: string[]; ifNoneMatch?: string[] } {
-  if (ctx.method !== 'PUT' && ctx.method !== 'PATCH' && ctx.method !== 'DELETE') return {};
+  if (ctx.method !== 'PUT' && ctx.method !== 'PATCH' && ctx.method !== 'DELETE') return NO_CONDITIONS;
   const ifMatch = ctx.header('if-match');
   const ifNoneMatch = ctx.header('if-none-match');
   return {

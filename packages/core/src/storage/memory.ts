@@ -51,7 +51,11 @@ export class MemoryStorage implements Storage {
       search: null,
       project: null,
       sourceOrder: query.order?.locator ?? null,
-      meta: { ...NO_META, limit: query.limit, offset: query.offset, order: query.order },
+      // Conditions alone (a lookup like `id=7`) need no meta-conditions of their own.
+      meta:
+        query.order === null && query.offset === 0 && query.limit < 0
+          ? NO_META
+          : { ...NO_META, limit: query.limit, offset: query.offset, order: query.order },
     };
     return { entities: evaluate(this.entities, compiled), conditionsApplied: true, pagingApplied: true };
   }
