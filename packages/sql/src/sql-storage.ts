@@ -209,14 +209,22 @@ export class SqlStorage implements Storage {
     return new Params((name) => this.indexes.property(name));
   }
 
+  /** Whether any row passes the test (made with parameters of its own). */
+  private async anyRow(test: (params: Params) => string): Promise<boolean> {
+    const params = this.params();
+    const sql = test(params);
+    return (await this.session.query(`SELECT 1 FROM ${this.quoted} r WHERE ${sql} LIMIT 1`, params.values)).length > 0;
+  }
+
   async select(query: SelectQuery): Promise<SelectResult> {
     await this.ready();
     const params = this.params();
     const conditions = translateConditions(query.conditions, params);
     if (query.search !== undefined) {
       const search = searchSql(query.search, params);
-      if (search === null) conditions.exact = false;
-      else conditions.direct.push(search);
+      conditions.direct.push(search.sql);
+      if (!search.exact) conditions.exact = false;
+      else if (search.approximate !== undefined && conditions.exact && (await this.anyRow(search.approximate))) conditions.exact = false;
     }
     const order = conditions.exact && query.order !== null ? translateOrder(query.order, params) : null;
     // A page is cut from the exact matches in the exact order, or not at all.

@@ -243,7 +243,7 @@ function step(x: string, seg: Segment, params: Params): string {
  * the way down (`doc -> 'a' -> 'b'`); only when that finds nothing does it take the
  * general path, one fenced subquery per step so that no step is computed twice.
  */
-function valueSql(locator: Locator, params: Params): string | null {
+export function valueSql(locator: Locator, params: Params): string | null {
   const mark = params.values.length;
   const segments: Segment[] = [];
   for (const text of locator.segments) {

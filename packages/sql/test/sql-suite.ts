@@ -4,6 +4,7 @@ import { compileConditions, parseUri, targetOf } from '@resourcery/core/storage'
 import { createSqlStorage, tableNameFor, type SqlClient, type SqlStorage } from '@resourcery/sql';
 import { adminSuite } from './admin-suite';
 import { dateSuite } from './date-suite';
+import { searchSuite } from './search-suite';
 import { indexSuite } from './index-suite';
 import { projectionSuite } from './projection-suite';
 import { storageContract } from '../../core/test/storage-contract';
@@ -546,6 +547,7 @@ export function sqlSuite(open: () => Promise<Backend>): void {
 
   indexSuite(() => db, freshTable);
   dateSuite(() => db, freshTable);
+  searchSuite(() => db, freshTable);
   adminSuite(
     () => db,
     () => `shared${++tables}_`,
