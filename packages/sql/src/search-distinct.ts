@@ -53,13 +53,15 @@ export function searchSql(search: Search, params: Params): SearchSql {
   const body = inBody(params).sql;
   const sql =
     `(SELECT CASE jsonb_typeof(${v}) WHEN 'string' THEN ${string.sql} WHEN 'boolean' THEN ${plain} ` +
-    `WHEN 'number' THEN CASE WHEN ${plainNumber(v)} THEN ${plain} ELSE ${numberMayHold(needle)} END ` +
+    `WHEN 'number' THEN CASE WHEN ${plainNumber(v)} THEN ${plain} ELSE ${numberMayHold(needle)} AND ${body} END ` +
     `WHEN 'object' THEN ${body} WHEN 'array' THEN ${body} ELSE FALSE END FROM (SELECT ${value} AS v OFFSET 0) q)`;
   if (!string.exact) return { sql, exact: false };
+  // Such a value's text lies in the body (a number with an exponent is never a `.length`),
+  // so the body test comes first: a trigram index on body can serve it.
   const approximate = (p: Params) => {
-    const b = inBody(p).sql;
     const number = numberMayHold(needle) === 'TRUE' ? `NOT (${plainNumber(v)})` : 'FALSE';
-    return `(SELECT CASE jsonb_typeof(${v}) WHEN 'object' THEN ${b} WHEN 'array' THEN ${b} WHEN 'number' THEN ${number} ELSE FALSE END FROM (SELECT ${valueSql(scope, p)!} AS v OFFSET 0) q)`;
+    const kept = `(SELECT CASE jsonb_typeof(${v}) WHEN 'object' THEN TRUE WHEN 'array' THEN TRUE WHEN 'number' THEN ${number} ELSE FALSE END FROM (SELECT ${valueSql(scope, p)!} AS v OFFSET 0) q)`;
+    return `${inBody(p).sql} AND ${kept}`;
   };
   return { sql, exact: true, approximate };
 }
