@@ -24,6 +24,11 @@ export interface OperationContext {
   changed(kind: 'Inserted' | 'Updated' | 'Deleted', entities: Entity[]): Promise<void>;
   /** Checks the caller's rights on another resource (403 Forbidden). */
   authorize(resource: string, method: string): void;
+  /**
+   * The response writes a GET's entities one at a time (JSON or JSON Lines, no Destination,
+   * no If-Match): past what a storage holds in memory, it may then stream them.
+   */
+  stream?: boolean;
   /** Characters search and search_regex may scan for this request. */
   searchBudget?: number;
   /** Who is calling, for hooks. */
@@ -52,6 +57,18 @@ export function selectOutput(
   budget = DEFAULT_SEARCH_BUDGET,
   origin?: Origin,
 ): Eventually<Entity[]> {
+  return selectFrom(resource, q, rows, budget, origin, false) as Eventually<Entity[]>;
+}
+
+/** selectOutput, or with `stream`, the entities one at a time when the storage streams them (SelectQuery.stream). */
+function selectFrom(
+  resource: Resource,
+  q: CompiledQuery,
+  rows: RowRule | null,
+  budget: number,
+  origin: Origin | undefined,
+  stream: boolean,
+): Eventually<Entity[] | Streamed> {
   const toOutput = resource.definition.toOutput;
   const filter = rows?.filter ?? null;
   if (toOutput) return selectThroughOutput(resource, q, toOutput, filter, budget);
@@ -73,11 +90,14 @@ export function selectOutput(
     request.distinct = meta.select;
   const reads = readLocators(resource, q, filter === null && (q.search === null || searching));
   if (reads !== null) request.select = reads;
+  // Nothing after the storage needs them all: it applies conditions and page, and the service projects each.
+  const streams = stream && push && (q.search === null || searching);
+  if (streams) request.stream = true;
   // No closures on the way when the storage answers at once: each would cost every GET an allocation.
   const selected = resource.storage.select(request);
   return isPromise(selected)
-    ? outputLater(selected, q, filter, searching, push, budget)
-    : outputOf(selected, q, filter, searching, push, budget);
+    ? outputLater(selected, q, filter, searching, push, budget, streams)
+    : outputOf(selected, q, filter, searching, push, budget, streams);
 }
 
 /** The query projecting as `q` does, telling `origin` which stored entity it projected last and how many. */
@@ -100,9 +120,12 @@ function outputOf(
   searching: boolean,
   push: boolean,
   budget: number,
-): Eventually<Entity[]> {
+  streams: boolean,
+): Eventually<Entity[] | Streamed> {
   const query = searching && result.conditionsApplied ? { ...q, search: null } : q;
   const options = { conditionsApplied: result.conditionsApplied, pagingApplied: push && result.pagingApplied };
+  if (streams && !Array.isArray(result.entities) && options.conditionsApplied && options.pagingApplied)
+    return streamed(result.entities as AsyncIterable<Entity>, query.project);
   if (Array.isArray(result.entities)) return evaluateScanning(visible(result.entities, filter), query, options, budget);
   return evaluateCollected(result.entities, query, filter, options, budget);
 }
@@ -114,8 +137,9 @@ async function outputLater(
   searching: boolean,
   push: boolean,
   budget: number,
-): Promise<Entity[]> {
-  return outputOf(await selected, q, filter, searching, push, budget);
+  streams: boolean,
+): Promise<Entity[] | Streamed> {
+  return outputOf(await selected, q, filter, searching, push, budget, streams);
 }
 
 async function evaluateCollected(
@@ -126,6 +150,33 @@ async function evaluateCollected(
   budget: number,
 ): Promise<Entity[]> {
   return evaluateScanning(visible(await collect(entities), filter), q, options, budget);
+}
+
+/** Entities a storage streams, projected one at a time (a GET's 'stream' result). */
+class Streamed {
+  constructor(readonly entities: AsyncIterable<Entity>) {}
+}
+
+/**
+ * The streamed entities, projected as they come; an empty stream is an empty array (so
+ * the answer is a 204 as ever). The first is read before answering, so a storage that
+ * fails at once is an error response, not a cut body.
+ */
+async function streamed(entities: AsyncIterable<Entity>, project: ((e: Entity) => Entity) | null): Promise<Entity[] | Streamed> {
+  const iterator = entities[Symbol.asyncIterator]();
+  const first = await iterator.next();
+  if (first.done) return [];
+  async function* rest(): AsyncGenerator<Entity> {
+    try {
+      yield project === null ? first.value : project(first.value);
+      for (let next = await iterator.next(); !next.done; next = await iterator.next())
+        yield project === null ? next.value : project(next.value);
+    } finally {
+      // A client that left stops the reading.
+      await iterator.return?.();
+    }
+  }
+  return new Streamed(rest());
 }
 
 /** Conditions see what clients see, so a hidden property (a secret) cannot be probed. */
@@ -222,15 +273,18 @@ async function readAfterHook(op: OperationContext): Promise<Result> {
 
 function read(op: OperationContext): Eventually<Result> {
   const origin: Origin = { projected: 0 };
-  const selected = selectOutput(op.resource, op.query, op.rows, op.searchBudget, origin);
+  // An afterRead hook takes the whole array.
+  const stream = !op.resource.hooks.afterRead && op.stream === true;
+  const selected = selectFrom(op.resource, op.query, op.rows, op.searchBudget ?? DEFAULT_SEARCH_BUDGET, origin, stream);
   return isPromise(selected) ? readLater(op, selected, origin) : readResult(op, selected, origin);
 }
 
-async function readLater(op: OperationContext, selected: PromiseLike<Entity[]>, origin: Origin): Promise<Result> {
+async function readLater(op: OperationContext, selected: PromiseLike<Entity[] | Streamed>, origin: Origin): Promise<Result> {
   return readResult(op, await selected, origin);
 }
 
-function readResult(op: OperationContext, selected: Entity[], origin: Origin): Eventually<Result> {
+function readResult(op: OperationContext, selected: Entity[] | Streamed, origin: Origin): Eventually<Result> {
+  if (selected instanceof Streamed) return { kind: 'stream', entities: selected.entities };
   const version = selected.length === 1 ? versionOfOutput(op.resource, op.query, selected[0], origin) : undefined;
   return op.resource.hooks.afterRead ? afterReadHook(op, selected, version) : entitiesResult(selected, version);
 }

@@ -141,7 +141,7 @@ function run(service: PipelineHost, ctx: RequestContext, parsed: ParsedUri): Eve
   const rows = resource.rows(caller, ruleMethod(ctx.method));
   const query = resource.query(parsed, rows);
   const output = service.protocols.forAccept(ctx.header('accept'));
-  const result = operation(new Operating(service, ctx, resource, query, caller, rows));
+  const result = operation(new Operating(service, ctx, resource, query, caller, rows, output));
   return isPromise(result) ? finishLater(service, ctx, resource, output, result) : finish(service, ctx, resource, output, result);
 }
 
@@ -189,11 +189,17 @@ class Operating implements OperationContext {
     readonly query: CompiledQuery,
     readonly caller: Caller,
     readonly rows: RowRule | null,
+    private readonly output: Negotiated,
   ) {
     this.searchBudget = service.options.searchBudget;
     const conditions = writeConditions(ctx);
     this.ifMatch = conditions.ifMatch;
     this.ifNoneMatch = conditions.ifNoneMatch;
+  }
+
+  /** Whether a GET's answer is written one entity at a time (SelectQuery.stream); read by GET only. */
+  get stream(): boolean {
+    return this.ctx.method === 'GET' && this.output.contentType.streams === true && streamable(this.ctx);
   }
 
   /** The caller's rights on another resource; a function of its own, as hooks get it (`beforeWrite`). */
@@ -322,8 +328,15 @@ async function changed(service: PipelineHost, resource: Resource, kind: string, 
     );
 }
 
+/** Whether a GET's answer may be written while the storage still reads it: nothing needs it whole first (a Destination, If-Match, If-None-Match). */
+function streamable(ctx: RequestContext): boolean {
+  return ctx.header('destination') === undefined && ctx.header('if-match') === undefined && ctx.header('if-none-match') === undefined;
+}
+
 function statusOf(method: string, result: Result): number {
   switch (result.kind) {
+    case 'stream':
+      return 200;
     case 'entities':
       return result.entities.length > 0 ? 200 : 204;
     case 'count':

@@ -3,10 +3,15 @@ import type { Entity } from './query/conditions.js';
 /** What an operation produced, before a content type writes it. */
 export type Result =
   /**
-   * GET: the selected entities (an async iterable when streamed from storage). `version`
+   * GET: the selected entities. `version`
    * (here and on a change of one entity): the stored entity's version, for an ETag.
    */
   | { kind: 'entities'; entities: Entity[]; version?: string }
+  /**
+   * GET past what the storage holds in memory (SelectQuery.stream): at least one entity,
+   * read as the body is written. Only for content types with `streams`.
+   */
+  | { kind: 'stream'; entities: AsyncIterable<Entity> }
   /** REPORT: how many entities the GET would select. */
   | { kind: 'count'; count: number }
   /** POST, PUT, PATCH, DELETE. */

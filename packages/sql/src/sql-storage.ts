@@ -13,6 +13,7 @@ import { DeclaredIndexes, indexName } from './indexes.js';
 import { keyColumnValue, keyIndexName, prepareKeyColumn, takenKey } from './key-column.js';
 import { distinctKeys, searchSql } from './search-distinct.js';
 import { projectedBody, Spellings } from './projection.js';
+import { inBatches, STREAM_BATCH, type Row } from './stream.js';
 import { quoteTableName } from './table-name.js';
 import { Params, translateConditions, translateOrder, type ConditionsSql } from './translate.js';
 
@@ -218,6 +219,36 @@ export class SqlStorage implements Storage {
 
   async select(query: SelectQuery): Promise<SelectResult> {
     await this.ready();
+    const plan = await this.plan(query);
+    const rows: Row[] = await this.session.query(plan.text, plan.values);
+    const entity = (row: Row) => {
+      const e = JSON.parse(row.body) as Entity;
+      this.keys.set(e, { id: row.id, version: row.version });
+      return e;
+    };
+    // Past one batch, a stream reads the rest batch by batch as it is consumed (stream.ts).
+    if (plan.batch > 0 && rows.length > plan.batch) {
+      if (plan.cut !== null) this.spellings.learn(query.select!, JSON.parse(rows[0].body));
+      const next = async (after: string, limit: number): Promise<Row[]> => {
+        const { text, values, exact } = await this.plan(query, { after, limit });
+        // A search that SQL answered exactly when the stream began no longer is (search-distinct.ts): stop rather than send a superset.
+        if (!exact) throw new ServiceError('Conflict', 'The rows changed while they were streamed; the answer was cut short');
+        return this.session.query(text, values);
+      };
+      return { entities: inBatches(rows, query.limit, plan.batch, next, entity), conditionsApplied: true, pagingApplied: true };
+    }
+    if (plan.capped && rows.length > this.maxRows) throw tooManyRows(this.maxRows);
+    const entities = rows.map(entity);
+    if (plan.cut !== null) this.spellings.learn(query.select!, entities[0]);
+    return { entities, conditionsApplied: plan.exact, pagingApplied: plan.paging };
+  }
+
+  /**
+   * The SQL of a select. `next`: a later batch of a stream, the rows after the id `after`
+   * (keyset on the primary key, the stream's order), at most `limit`. `batch` > 0: the
+   * query may be streamed, and reads one batch (+1) first.
+   */
+  private async plan(query: SelectQuery, next?: { after: string; limit: number }) {
     const params = this.params();
     const conditions = translateConditions(query.conditions, params);
     if (query.search !== undefined) {
@@ -226,6 +257,7 @@ export class SqlStorage implements Storage {
       if (!search.exact) conditions.exact = false;
       else if (search.approximate !== undefined && conditions.exact && (await this.anyRow(search.approximate))) conditions.exact = false;
     }
+    if (next !== undefined) conditions.direct.push(`r.id > (${params.add(next.after)})::bigint`);
     const order = conditions.exact && query.order !== null ? translateOrder(query.order, params) : null;
     // A page is cut from the exact matches in the exact order, or not at all.
     const paging = conditions.exact && (query.order === null || order !== null) && query.offset >= 0;
@@ -240,17 +272,12 @@ export class SqlStorage implements Storage {
     let text = `SELECT ${alias}.id::text AS id, ${alias}.version::text AS version, ${body} AS body FROM ${rowsOf} ORDER BY ${order === null ? '' : `${order}, `}${alias}.id`;
     // Never more than maxRows (+1, to tell a full result from a cut one) into memory.
     const capped = !(paging && query.limit >= 0 && query.limit <= this.maxRows);
-    text += ` LIMIT (${params.add(String(capped ? this.maxRows + 1 : query.limit))})::bigint`;
-    if (paging && query.offset > 0) text += ` OFFSET (${params.add(String(query.offset))})::bigint`;
-    const rows = await this.session.query(text, params.values);
-    if (capped && rows.length > this.maxRows) throw tooManyRows(this.maxRows);
-    const entities = rows.map((row: { id: string; version: string; body: string }) => {
-      const entity = JSON.parse(row.body) as Entity;
-      this.keys.set(entity, { id: row.id, version: row.version });
-      return entity;
-    });
-    if (cut !== null) this.spellings.learn(query.select!, entities[0]);
-    return { entities, conditionsApplied: conditions.exact, pagingApplied: paging };
+    // Streamed in id order (storage order): a result with no order of its own.
+    const batch = capped && query.stream === true && paging && order === null && groups === null ? Math.min(this.maxRows, STREAM_BATCH) : 0;
+    const limit = next !== undefined ? next.limit : batch > 0 ? batch + 1 : capped ? this.maxRows + 1 : query.limit;
+    text += ` LIMIT (${params.add(String(limit))})::bigint`;
+    if (next === undefined && paging && query.offset > 0) text += ` OFFSET (${params.add(String(query.offset))})::bigint`;
+    return { text, values: params.values, exact: conditions.exact, paging, capped, batch, cut };
   }
 
   async count(query: Pick<SelectQuery, 'conditions' | 'predicate'>): Promise<number> {

@@ -7,6 +7,7 @@ import { dateSuite } from './date-suite';
 import { searchSuite } from './search-suite';
 import { indexSuite } from './index-suite';
 import { projectionSuite } from './projection-suite';
+import { streamSuite } from './stream-suite';
 import { storageContract } from '../../core/test/storage-contract';
 import { twoInstanceSuite } from './two-instances';
 import { call, comparable, condition, LOCATORS, OPERATORS, PEOPLE, recased, recording, serviceOn, VALUES, type Applied } from './support';
@@ -100,6 +101,7 @@ export function sqlSuite(open: () => Promise<Backend>): void {
   storageContract('SqlStorage', () => sqlStorage());
   twoInstanceSuite(() => db, freshTable);
   projectionSuite(() => db, freshTable);
+  streamSuite(() => db, freshTable);
 
   describe('push-down answers every query exactly like MemoryStorage', () => {
     let memory: Service;

@@ -28,6 +28,11 @@ export interface ContentType {
   extension?: string;
   read?(body: Uint8Array, context: ReadContext): Entity[] | Promise<Entity[]>;
   write?(result: Result, context: WriteContext): BodyChunk | AsyncIterable<BodyChunk>;
+  /**
+   * write() takes a 'stream' result (a GET's entities, read as they are written): a GET
+   * answered in this type may then stream past what the storage holds in memory.
+   */
+  streams?: boolean;
 }
 
 /** A protocol provider: a named set of content types (SPEC 2.2 Protocol). */

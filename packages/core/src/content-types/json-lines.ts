@@ -1,9 +1,10 @@
 import type { Entity } from '../query/conditions.js';
 import type { ContentType } from './content-type.js';
+import { chunked, STREAM_CHUNK } from './chunked.js';
 import { writeJson } from './json.js';
 
 /** Lines are sent in chunks of about this many characters: few enough writes, little held in memory. */
-export const JSON_LINES_CHUNK = 64 * 1024;
+export const JSON_LINES_CHUNK = STREAM_CHUNK;
 
 /**
  * JSON Lines (write only): one entity per `\n`-terminated line, streamed. Any other result
@@ -14,8 +15,16 @@ export const jsonLines: ContentType = {
   mimeType: 'application/jsonlines',
   bindings: ['application/jsonlines', 'application/x-ndjson', 'application/x-jsonlines', 'jl'],
   extension: 'jsonl',
+  streams: true,
   write(result, context) {
     if (result.kind === 'entities') return lines(result.entities);
+    if (result.kind === 'stream')
+      return chunked(
+        result.entities,
+        '',
+        (e) => `${JSON.stringify(e)}\n`,
+        () => '',
+      );
     return `${writeJson(result, context)}\n`;
   },
 };

@@ -2,6 +2,7 @@ import { ServiceError } from '../errors.js';
 import type { Entity } from '../query/conditions.js';
 import type { Result } from '../results.js';
 import type { ContentType, WriteContext } from './content-type.js';
+import { chunked } from './chunked.js';
 
 /** JSON: compact; the success envelope unless `raw=true`. */
 export const json: ContentType = {
@@ -17,12 +18,22 @@ export const json: ContentType = {
     }
     return toEntities(value);
   },
-  write: writeJson,
+  write: (result, context) =>
+    result.kind === 'stream' ? writeStream(result.entities, context.params.raw === 'true', context) : writeJson(result, context),
+  streams: true,
 };
 
 /** A result as JSON text: the envelope, or the bare value with `raw=true`. */
 export function writeJson(result: Result, context: WriteContext): string {
   return context.params.raw === 'true' ? writeRaw(result) : writeEnvelope(result, context);
+}
+
+/** A streamed GET: the same text as for an array, written as the entities come. */
+function writeStream(entities: AsyncIterable<Entity>, raw: boolean, context: WriteContext): AsyncIterable<string> {
+  const item = (e: Entity, i: number) => (i === 0 ? JSON.stringify(e) : `,${JSON.stringify(e)}`);
+  return raw
+    ? chunked(entities, '[', item, () => ']')
+    : chunked(entities, '{"Status":"success","Data":[', item, (n) => `],"DataCount":${n},"TimeElapsedMs":${context.elapsedMs()}}`);
 }
 
 /** One object or an array of objects; anything else is not an entity. */

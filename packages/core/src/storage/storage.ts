@@ -42,6 +42,14 @@ export interface SelectQuery {
    * stored order; `stamp` must work for them (ETags).
    */
   select?: readonly Locator[];
+  /**
+   * The service writes the entities out one at a time (a GET into a JSON or JSON Lines body,
+   * with order, offset and limit offered and nothing after them needing the whole result).
+   * A storage that applied the conditions and the page may then return an AsyncIterable
+   * that reads them as they are consumed (in batches) where it would otherwise refuse a
+   * result too large to hold; an error while it is read cuts the response short.
+   */
+  stream?: boolean;
 }
 
 export interface SelectResult {

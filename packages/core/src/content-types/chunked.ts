@@ -1,0 +1,28 @@
+import type { Entity } from '../query/conditions.js';
+
+/** Streamed bodies are written in chunks of about this many characters: few writes, little held in memory. */
+export const STREAM_CHUNK = 64 * 1024;
+
+/**
+ * Entities read as they come (a 'stream' result) written as text: `head`, each entity's
+ * text, then `tail(count)`, in chunks of about STREAM_CHUNK characters. The writer
+ * asks for the next entity only when the body's reader takes the chunk (back-pressure).
+ */
+export async function* chunked(
+  entities: AsyncIterable<Entity>,
+  head: string,
+  text: (entity: Entity, index: number) => string,
+  tail: (count: number) => string,
+): AsyncGenerator<string> {
+  let chunk = head;
+  let count = 0;
+  for await (const entity of entities) {
+    chunk += text(entity, count++);
+    if (chunk.length >= STREAM_CHUNK) {
+      yield chunk;
+      chunk = '';
+    }
+  }
+  chunk += tail(count);
+  if (chunk !== '') yield chunk;
+}
