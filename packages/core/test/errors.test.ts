@@ -136,6 +136,17 @@ describe('the Error record describes the failed request', () => {
     expect(record.Time).toBe(r.json.TimeStamp);
   });
 
+  test('TimeStamp is when the request arrived: not before a clock reading taken before it, nor after one taken once answered', async () => {
+    for (let i = 0; i < 50; i++) {
+      const before = Date.now();
+      const r = await call(service, 'GET', '/Lab.Nothing');
+      const after = Date.now();
+      const at = Date.parse(r.json.TimeStamp);
+      expect(at).toBeGreaterThanOrEqual(before);
+      expect(at).toBeLessThanOrEqual(after);
+    }
+  });
+
   test('ResourceName names the resource when it resolves even though the conditions are bad', async () => {
     for (const uri of [
       '/Lab.Sample/Weight=heavy',
