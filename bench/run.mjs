@@ -231,6 +231,16 @@ if (results.handle) {
       '(info)',
       '',
     ]);
+  if (h.listeners)
+    rows.push([
+      '  same, node listeners on a socket-less req/res, CPU µs',
+      fmt(h.listeners.adapterUs),
+      fmt(h.listeners.bareUs),
+      x(h.listeners.bareUs / h.listeners.adapterUs),
+      '-',
+      '(info)',
+      '',
+    ]);
 }
 for (const name of ['express', 'koa']) {
   const a = results[name];
