@@ -66,19 +66,54 @@ export function dateTest(
     byTime = `WHEN v.t IS NOT NULL THEN v.t - CASE WHEN v.local THEN (${add(String(offset))})::bigint ELSE 0 END ${sqlOp} ${literal}`;
   } else {
     // Local times near the literal could fall on either side of it: kept (TRUE).
-    const below = sqlOp === '<' || sqlOp === '<=' || sqlOp === '<>';
-    const above = sqlOp === '>' || sqlOp === '>=' || sqlOp === '<>';
+    const { below, above } = sides(sqlOp);
     byTime =
       `WHEN v.t IS NULL THEN ${byText} WHEN NOT v.local THEN v.t ${sqlOp} ${literal} ` +
       `WHEN v.t < ${literal} - ${BAND_MS} THEN ${below} WHEN v.t > ${literal} + ${BAND_MS} THEN ${above} ELSE TRUE`;
   }
   const general = offset !== null ? `CASE ${byTime} ELSE ${byText} END` : `CASE ${byTime} END`;
-  // Cheap tests first: no ISO shape (text), canonical UTC times (their text order is their time order).
-  const branches = [`WHEN NOT (${s} ~ ${ISO_DATE} AND length(${s}) <= 35) THEN ${s} ${sqlOp} ${textParam}`];
+  // Cheap tests first: no ISO shape (text), far from the literal (farTests), canonical UTC
+  // times (their text order is their time order).
+  const branches = [
+    `WHEN NOT (${s} ~ ${ISO_DATE} AND length(${s}) <= 35) THEN ${s} ${sqlOp} ${textParam}`,
+    ...farTests(s, sqlOp, text, time, add),
+  ];
   const year = new Date(time).getUTCFullYear();
   if (year >= 0 && year <= 9999)
     branches.push(`WHEN ${s} ~ ${CANONICAL} AND ${realDay(s)} THEN ${s} ${sqlOp} ${add(new Date(time).toISOString())}`);
   return { sql: `CASE ${branches.join(' ')} ELSE (SELECT ${general} FROM ${isoTimeOf(s)} v) END`, exact: offset !== null };
+}
+
+/** What the comparison gives for a value below the literal, and for one above it. */
+function sides(sqlOp: string): { below: boolean; above: boolean } {
+  return { below: sqlOp === '<' || sqlOp === '<=' || sqlOp === '<>', above: sqlOp === '>' || sqlOp === '>=' || sqlOp === '<>' };
+}
+
+/**
+ * Farther than any spelling moves a date's time from its written day: a rolled-over day
+ * (+3 days), 24:00 (+1), a legacy offset up to +-99:99 (4.2 days), a local zone (< 2 days).
+ */
+const FAR_MS = 12 * DAY_MS;
+
+/**
+ * Strings whose written day (`YYYY-MM-DD`, year 100 or later, month and day in range: the
+ * legacy parser reads those as written too) lies more than FAR_MS before or after the
+ * literal, and before or after the literal's own text: below (or above) it whether
+ * Date.parse reads them (by time) or not (by text). Most rows of a table are decided so,
+ * without computing their time.
+ */
+function farTests(s: string, sqlOp: string, text: string, time: number, add: (value: string) => string): string[] {
+  const [from, to] = [time - FAR_MS, time + FAR_MS].map((t) => new Date(t));
+  if (from.getUTCFullYear() < 100 || to.getUTCFullYear() > 9999) return [];
+  const day = text.slice(0, 10);
+  const lo = [from.toISOString().slice(0, 10), day].sort()[0];
+  const hi = [to.toISOString().slice(0, 10), day].sort()[1];
+  const plain = `substr(${s}, 1, 4) >= '0100' AND substr(${s}, 6, 2) BETWEEN '01' AND '12' AND substr(${s}, 9, 2) BETWEEN '01' AND '31'`;
+  const { below, above } = sides(sqlOp);
+  return [
+    `WHEN substr(${s}, 1, 10) < ${add(lo)} AND ${plain} THEN ${below}`,
+    `WHEN substr(${s}, 1, 10) > ${add(hi)} AND ${plain} THEN ${above}`,
+  ];
 }
 
 /** Whether a canonical timestamp's day exists in its month (CASE keeps the casts after the regex). */

@@ -46,6 +46,18 @@ function twins(time: number): string[] {
   return [iso, iso.replace('.000Z', 'Z'), `${shifted.slice(0, 19)}+02:30`, `${iso.slice(0, 10)} ${iso.slice(11, 23)}Z`];
 }
 
+/** Days written near the literal's that large offsets, 24:00 and rolled-over days move across it. */
+function nearby(time: number, r: (n: number) => number): string[] {
+  const out: string[] = [];
+  for (let k = -6; k <= 6; k++) {
+    const day = new Date(time + k * 86_400_000).toISOString().slice(0, 10);
+    out.push(day + [' 10:00-9999', ' 23:59+9999', 'T24:00', 'T00:00-23:59', 'T23:59+23:59', ' 00:00-99:59', ''][r(7)]);
+  }
+  const month = new Date(time).toISOString().slice(0, 8);
+  out.push(`${month}31T12:00Z`, `${month}30 23:00-9999`, `${month}31 24:00-9999`);
+  return out;
+}
+
 const NOT_DATES: unknown[] = [
   'not a date',
   '2024-01-05x',
@@ -85,7 +97,7 @@ function dataSet(seed: number): { literals: string[]; entities: Entity[] } {
     if (!Number.isNaN(Date.parse(s))) literals.push(s);
   }
   const values: unknown[] = [...NOT_DATES, ...QUIRKS];
-  for (const l of literals) values.push(l, ...twins(Date.parse(l)));
+  for (const l of literals) values.push(l, ...twins(Date.parse(l)), ...nearby(Date.parse(l), r));
   // Canonical UTC times near the literals, and on days that roll over (February 29-31).
   for (let i = 0; i < 40; i++)
     values.push(new Date(Date.parse(literals[i % literals.length]) + (r(2001) - 1000) * 3_600_000).toISOString());
@@ -96,7 +108,7 @@ function dataSet(seed: number): { literals: string[]; entities: Entity[] } {
     '1900-02-29T00:00:00.000Z',
     '2000-02-29T00:00:00.000Z',
   );
-  while (values.length < 400) values.push(isoSpelling(r));
+  while (values.length < 700) values.push(isoSpelling(r));
   return { literals, entities: values.map((When, i) => ({ Id: i, When })) };
 }
 
