@@ -107,7 +107,7 @@ function refusal(e: unknown): unknown {
  */
 export class SqlStorage implements Storage {
   readonly table: string;
-  /** Text search runs in SQL when it can be exact (search-distinct.ts). */
+  /** Text search runs in SQL: exactly, or as a prefilter the service checks (search-distinct.ts). */
   readonly searches = true;
   private readonly quoted: string;
   private readonly session: Session;
