@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
-import { createService, type Entity, type ResourceDefinition, type Service } from '@resourcery/core';
+import fc from 'fast-check';
+import { createService, MemoryStorage, type Entity, type ResourceDefinition, type Service } from '@resourcery/core';
 import { createServer } from '@resourcery/node';
 import { createSqlStorage, type SqlClient } from '@resourcery/sql';
 import { call } from './support';
@@ -64,6 +65,33 @@ export function streamSuite(database: () => SqlClient, freshTable: () => string)
       expect((await call(service, 'GET', '/Person/Id=3')).headers.etag).toBeDefined();
       expect((await call(service, 'GET', '/Person/_/limit=5')).json).toEqual(people.slice(0, 5));
     });
+
+    test('generated queries past a small maxRows: streamed answers are MemoryStorage answers', async () => {
+      const table = freshTable();
+      await createSqlStorage({ client: database(), table }).write({ insert: structuredClone(people) });
+      const sql = createService();
+      sql.addResource({ name: 'Person', storage: createSqlStorage({ client: database(), table, maxRows: 3 }) });
+      const memory = createService();
+      memory.addResource({ name: 'Person', storage: new MemoryStorage(structuredClone(people)) });
+      let streamed = 0;
+      await fc.assert(
+        fc.asyncProperty(
+          fc.constantFrom('_', 'Id>4', 'Name=N3', 'Name!=N1&Id<=33', 'Wide.Length>30000', 'Missing=null'),
+          fc.constantFrom('', 'select=Id', 'select=Name,Id', 'offset=2', 'limit=9', 'offset=4&limit=30&select=Id', 'offset=50'),
+          fc.constantFrom(JSONL, { accept: 'application/json;raw=true' }, { accept: 'application/json' }),
+          async (where, meta, headers) => {
+            const uri = `/Person/${where}${meta ? `/${meta}` : ''}`;
+            const [s, m] = [await text(sql, uri, headers), await text(memory, uri, headers)];
+            if (s.streamed && headers !== JSONL && s.status === 200) streamed++;
+            const body = (t: string) => (headers === JSONL ? parseLines(t) : t === '' ? undefined : JSON.parse(t));
+            const strip = (b: unknown) => (b !== null && typeof b === 'object' && 'TimeElapsedMs' in b ? { ...b, TimeElapsedMs: 0 } : b);
+            expect({ uri, status: s.status, body: strip(body(s.text)) }).toEqual({ uri, status: m.status, body: strip(body(m.text)) });
+          },
+        ),
+        { numRuns: 60 },
+      );
+      expect(streamed).toBeGreaterThan(10);
+    }, 120_000);
 
     test('where the whole result is needed first, past maxRows is still a 400 naming maxRows', async () => {
       const service = await seeded();
