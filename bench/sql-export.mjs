@@ -16,6 +16,9 @@ const sqlDir = fileURLToPath(new URL('../packages/sql/', import.meta.url));
 const require = createRequire(`${sqlDir}package.json`);
 const pg = require('pg');
 
+/** Id declared an integer and indexed: an export ordered by it streams by keyset on (Id, id). */
+const DEFINITION = { schema: { type: 'object', properties: { Id: { type: 'integer' } } }, indexes: ['Id'] };
+
 if (process.argv[2] === '--serve') await serve(JSON.parse(process.argv[3]));
 else await main();
 
@@ -27,7 +30,7 @@ async function serve(config) {
   const pool = new pg.Pool({ ...config, max: 2 });
   pool.on('error', () => {});
   const service = createService({ events: false });
-  service.addResource({ name: 'Person', storage: createSqlStorage({ client: pool, table: 'person' }) });
+  service.addResource({ name: 'Person', storage: createSqlStorage({ client: pool, table: 'person' }), ...DEFINITION });
   const server = createServer(service);
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   let peak = process.memoryUsage().rss;
@@ -60,11 +63,17 @@ async function main() {
       '","Age":' || (i % 100) || ',"City":"City ' || (i % 500) || '","Email":"p' || i || '@example.com"}' FROM generate_series(1, $1::int) i`,
       [ROWS],
     );
+    // The index the resource declares, built before the cases (by a storage told about it).
+    const { createService } = await import(new URL('../packages/core/dist/index.js', import.meta.url));
+    const indexed = createSqlStorage({ client: pool, table: 'person' });
+    createService().addResource({ name: 'Person', storage: indexed, ...DEFINITION });
+    await indexed.ready();
     await pool.query('VACUUM ANALYZE person');
     const cases = [
       ['100,000 rows as one array (limit within maxRows: read whole, then written)', `/Person/_/limit=${Math.min(ROWS, 100000)}`],
       [`${Math.min(ROWS, 200000).toLocaleString('en')} rows streamed (limit past maxRows)`, `/Person/_/limit=${Math.min(ROWS, 200000)}`],
       [`all ${ROWS.toLocaleString('en')} rows streamed`, '/Person'],
+      [`all ${ROWS.toLocaleString('en')} rows streamed, ordered by the indexed Id descending`, '/Person/_/order_desc=Id'],
     ];
     const rows = [];
     for (const [what, uri] of cases) {

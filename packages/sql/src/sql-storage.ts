@@ -13,7 +13,8 @@ import { DeclaredIndexes, indexName } from './indexes.js';
 import { keyColumnValue, keyIndexName, prepareKeyColumn, takenKey } from './key-column.js';
 import { distinctKeys, searchSql } from './search-distinct.js';
 import { projectedBody, Spellings } from './projection.js';
-import { inBatches, STREAM_BATCH, type Row } from './stream.js';
+import { after, inBatches, NO_VALUE, orderKey, STREAM_BATCH, type Row } from './stream.js';
+import { refusal } from './refusal.js';
 import { quoteTableName } from './table-name.js';
 import { Params, translateConditions, translateOrder, type ConditionsSql } from './translate.js';
 
@@ -67,37 +68,6 @@ const tooManyRows = (max: number) =>
   );
 
 const conflict = () => new ServiceError('Conflict', 'The entities to change were changed by another request; nothing was written');
-
-/** PostgreSQL refuses NUL characters and unpaired surrogates in jsonb: a client's data problem. */
-const UNSTORABLE = new Set(['22P05', '22P02', '22021']);
-
-/**
- * A database error caused by the entities written, as the client's error: constraints
- * the table's owner added (unique indexes, CHECK, NOT NULL, foreign keys) say what the
- * data broke, in words, without the constraint's name; anything else stays a 500.
- */
-function refusal(e: unknown): unknown {
-  const code = (e as { code?: string }).code ?? '';
-  const detail = (e as { column?: string }).column ? ` (property '${(e as { column?: string }).column}')` : '';
-  if (UNSTORABLE.has(code)) {
-    return new ServiceError(
-      'InvalidResourceEntity',
-      `The SQL storage cannot store this entity: ${(e as Error).message} (NUL characters and unpaired surrogates cannot be stored)`,
-    );
-  }
-  if (code === '23505' || code === '23P01')
-    return new ServiceError('Conflict', 'An entity with the same unique value is already stored; nothing was written');
-  if (code === '23503')
-    return new ServiceError(
-      'Conflict',
-      'The entity refers to, or is referred to by, data that does not allow this change; nothing was written',
-    );
-  if (code.startsWith('23'))
-    return new ServiceError('InvalidResourceEntity', `The entity breaks a rule of the database table${detail}; nothing was written`);
-  if (code.startsWith('22'))
-    return new ServiceError('InvalidResourceEntity', `A value of the entity does not fit the database table${detail}; nothing was written`);
-  return e;
-}
 
 /**
  * Entities as rows of one PostgreSQL table: `body` keeps the JSON text as written (key
@@ -229,11 +199,10 @@ export class SqlStorage implements Storage {
     // Past one batch, a stream reads the rest batch by batch as it is consumed (stream.ts).
     if (plan.batch > 0 && rows.length > plan.batch) {
       if (plan.cut !== null) this.spellings.learn(query.select!, JSON.parse(rows[0].body));
-      const next = async (after: string, limit: number): Promise<Row[]> => {
-        const { text, values, exact } = await this.plan(query, { after, limit });
-        // A search that SQL answered exactly when the stream began no longer is (search-distinct.ts): stop rather than send a superset.
-        if (!exact) throw new ServiceError('Conflict', 'The rows changed while they were streamed; the answer was cut short');
-        return this.session.query(text, values);
+      const next = async (after: Row, limit: number): Promise<Row[]> => {
+        const rows = await this.batch(query, after, limit);
+        if (rows.length === limit || !query.order?.descending || after.k === null || after.k === undefined) return rows;
+        return rows.concat(await this.batch(query, NO_VALUE, limit - rows.length));
       };
       return { entities: inBatches(rows, query.limit, plan.batch, next, entity), conditionsApplied: true, pagingApplied: true };
     }
@@ -243,12 +212,20 @@ export class SqlStorage implements Storage {
     return { entities, conditionsApplied: plan.exact, pagingApplied: plan.paging };
   }
 
+  /** A later batch of a stream: the rows after `after`, at most `limit`. */
+  private async batch(query: SelectQuery, after: Row, limit: number): Promise<Row[]> {
+    const { text, values, exact } = await this.plan(query, { after, limit });
+    // A search that SQL answered exactly when the stream began no longer is (search-distinct.ts): stop rather than send a superset.
+    if (!exact) throw new ServiceError('Conflict', 'The rows changed while they were streamed; the answer was cut short');
+    return this.session.query(text, values);
+  }
+
   /**
    * The SQL of a select. `next`: a later batch of a stream, the rows after the id `after`
    * (keyset on the primary key, the stream's order), at most `limit`. `batch` > 0: the
    * query may be streamed, and reads one batch (+1) first.
    */
-  private async plan(query: SelectQuery, next?: { after: string; limit: number }) {
+  private async plan(query: SelectQuery, next?: { after: Row; limit: number }) {
     const params = this.params();
     const conditions = translateConditions(query.conditions, params);
     if (query.search !== undefined) {
@@ -257,7 +234,9 @@ export class SqlStorage implements Storage {
       if (!search.exact) conditions.exact = false;
       else if (search.approximate !== undefined && conditions.exact && (await this.anyRow(search.approximate))) conditions.exact = false;
     }
-    if (next !== undefined) conditions.direct.push(`r.id > (${params.add(next.after)})::bigint`);
+    // A stream's order: id, or a typed indexed property read on the table itself, then id (stream.ts).
+    const keyset = conditions.exact && params.columns.length === 0 ? orderKey(query.order, params) : null;
+    if (next !== undefined) conditions.direct.push(after(keyset, next.after, params));
     const order = conditions.exact && query.order !== null ? translateOrder(query.order, params) : null;
     // A page is cut from the exact matches in the exact order, or not at all.
     const paging = conditions.exact && (query.order === null || order !== null) && query.offset >= 0;
@@ -269,11 +248,13 @@ export class SqlStorage implements Storage {
     // Only the members the service reads, when it says which (and reads nothing else of them).
     const cut = conditions.exact && query.select !== undefined ? projectedBody(query.select, alias, params, this.spellings) : null;
     const body = cut ?? `${alias}.body`;
-    let text = `SELECT ${alias}.id::text AS id, ${alias}.version::text AS version, ${body} AS body FROM ${rowsOf} ORDER BY ${order === null ? '' : `${order}, `}${alias}.id`;
     // Never more than maxRows (+1, to tell a full result from a cut one) into memory.
     const capped = !(paging && query.limit >= 0 && query.limit <= this.maxRows);
-    // Streamed in id order (storage order): a result with no order of its own.
-    const batch = capped && query.stream === true && paging && order === null && groups === null ? Math.min(this.maxRows, STREAM_BATCH) : 0;
+    // In id order, or in a typed indexed property's order when no test needs computed columns.
+    const streams = groups === null && (order === null || Boolean(keyset));
+    const batch = capped && query.stream === true && paging && streams ? Math.min(this.maxRows, STREAM_BATCH) : 0;
+    const k = (batch > 0 || next !== undefined) && keyset ? `, ${keyset.text} AS k` : '';
+    let text = `SELECT ${alias}.id::text AS id, ${alias}.version::text AS version, ${body} AS body${k} FROM ${rowsOf} ORDER BY ${order === null ? '' : `${order}, `}${alias}.id`;
     const limit = next !== undefined ? next.limit : batch > 0 ? batch + 1 : capped ? this.maxRows + 1 : query.limit;
     text += ` LIMIT (${params.add(String(limit))})::bigint`;
     if (next === undefined && paging && query.offset > 0) text += ` OFFSET (${params.add(String(query.offset))})::bigint`;

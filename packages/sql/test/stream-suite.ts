@@ -93,6 +93,27 @@ export function streamSuite(database: () => SqlClient, freshTable: () => string)
       expect(streamed).toBeGreaterThan(10);
     }, 120_000);
 
+    test('ordered by a typed indexed property (ties, missing values, both directions): streamed by keyset, as MemoryStorage orders', async () => {
+      const scored = people.map(({ Wide: _, ...p }, i) => (i % 5 === 0 ? p : { ...p, Score: (i * 3) % 7 }));
+      const table = freshTable();
+      await createSqlStorage({ client: database(), table }).write({ insert: structuredClone(scored) });
+      const definition = {
+        schema: { type: 'object', properties: { Id: { type: 'integer' }, Name: { type: 'string' }, Score: { type: 'number' } } },
+        indexes: ['Name', 'Score'],
+      } as const;
+      const sql = createService();
+      sql.addResource({ name: 'Person', storage: createSqlStorage({ client: database(), table, maxRows: 3 }), ...definition });
+      const memory = createService();
+      memory.addResource({ name: 'Person', storage: new MemoryStorage(structuredClone(scored)), ...definition });
+      for (const order of ['order_asc=Name', 'order_desc=Name', 'order_asc=Score', 'order_desc=Score'])
+        for (const rest of ['', '&select=Id', '&offset=4&limit=20', '&offset=37']) {
+          const uri = `/Person/Name!=N5/${order}${rest}`;
+          const [s, m] = [await text(sql, uri, JSONL), await text(memory, uri, JSONL)];
+          expect({ uri, status: s.status, body: parseLines(s.text) }).toEqual({ uri, status: m.status, body: parseLines(m.text) });
+        }
+      expect((await text(sql, '/Person/_/order_asc=Score', JSONL)).streamed).toBe(true);
+    });
+
     test('where the whole result is needed first, past maxRows is still a 400 naming maxRows', async () => {
       const service = await seeded();
       const hooked = await seeded(database(), freshTable(), { hooks: { afterRead: (entities) => entities } });
