@@ -89,7 +89,8 @@ async function writeStream(res: ServerResponse, response: PlainResponse): Promis
   const body = response.body as AsyncIterable<Uint8Array | string>;
   res.writeHead(response.status, response.headers);
   const iterator = body[Symbol.asyncIterator]();
-  let closed = false;
+  // A client that left while the answer was made is gone already: its 'close' has passed.
+  let closed = res.destroyed;
   const onClose = () => {
     closed = true;
   };

@@ -299,7 +299,7 @@ describe('streamed response bodies', () => {
     };
     const service = createService({ protocols: [{ name: 'Ticks', identifier: 'ticks', contentTypes: [type] }] });
     service.addResource({ name: 'Lab.Sensor', storage: new MemoryStorage(SENSORS) });
-    return { service, state };
+    return { service, state, type };
   }
 
   async function until(check: () => boolean, what: string): Promise<void> {
@@ -350,6 +350,28 @@ describe('streamed response bodies', () => {
     await until(() => state.returned, "the iterator's return() is called");
     expect(state.finished).toBe(false);
     expect(state.produced).toBeLessThan(total);
+  });
+  test('a client that leaves before the headers ends the iteration too', async () => {
+    const { state, type } = ticks(2000, 64 * 1024);
+    // The answer comes only after the client has gone (a slow storage).
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const slow = createService({ protocols: [{ name: 'Ticks', identifier: 'ticks', contentTypes: [type] }] });
+    const memory = new MemoryStorage(SENSORS);
+    slow.addResource({
+      name: 'Lab.Sensor',
+      storage: { select: async (q) => (await released, memory.select(q)), write: (b) => memory.write(b) },
+    });
+    const port = await start(slow);
+    const req = http.get({ host: '127.0.0.1', port, path: '/Lab.Sensor', headers: { accept: 'application/x-ticks' }, agent: false });
+    req.on('error', () => undefined);
+    await new Promise<void>((resolve) => req.on('socket', (socket) => socket.on('connect', resolve)));
+    await new Promise((r) => setTimeout(r, 50));
+    req.destroy();
+    await new Promise((r) => setTimeout(r, 50));
+    release();
+    await until(() => state.returned, "the iterator's return() is called");
+    expect(state.produced).toBeLessThan(2000);
   });
 });
 
