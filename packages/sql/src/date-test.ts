@@ -72,11 +72,11 @@ export function dateTest(
       `WHEN v.t < ${literal} - ${BAND_MS} THEN ${below} WHEN v.t > ${literal} + ${BAND_MS} THEN ${above} ELSE TRUE`;
   }
   const general = offset !== null ? `CASE ${byTime} ELSE ${byText} END` : `CASE ${byTime} END`;
-  // Cheap tests first: no ISO shape (text), far from the literal (farTests), canonical UTC
+  // Cheap tests first: far from the literal (farTests), no ISO shape (text), canonical UTC
   // times (their text order is their time order).
   const branches = [
-    `WHEN NOT (${s} ~ ${ISO_DATE} AND length(${s}) <= 35) THEN ${s} ${sqlOp} ${textParam}`,
     ...farTests(s, sqlOp, text, time, add),
+    `WHEN NOT (${s} ~ ${ISO_DATE} AND length(${s}) <= 35) THEN ${s} ${sqlOp} ${textParam}`,
   ];
   const year = new Date(time).getUTCFullYear();
   if (year >= 0 && year <= 9999)
@@ -96,24 +96,24 @@ function sides(sqlOp: string): { below: boolean; above: boolean } {
 const FAR_MS = 12 * DAY_MS;
 
 /**
- * Strings whose written day (`YYYY-MM-DD`, year 100 or later, month and day in range: the
- * legacy parser reads those as written too) lies more than FAR_MS before or after the
- * literal, and before or after the literal's own text: below (or above) it whether
- * Date.parse reads them (by time) or not (by text). Most rows of a table are decided so,
- * without computing their time.
+ * Strings whose first ten characters come before (or after) both the day FAR_MS before
+ * (after) the literal and the literal's own first ten: below (above) the literal whether
+ * they compare by text (no ISO date, or one Date.parse refuses) or by time, when they are
+ * an ISO date of year 100 or later with month and day in range (the legacy parser reads
+ * those as written too). Most rows of a table are decided so, with no regular expression
+ * and no time computed.
  */
 function farTests(s: string, sqlOp: string, text: string, time: number, add: (value: string) => string): string[] {
   const [from, to] = [time - FAR_MS, time + FAR_MS].map((t) => new Date(t));
   if (from.getUTCFullYear() < 100 || to.getUTCFullYear() > 9999) return [];
   const day = text.slice(0, 10);
-  const lo = [from.toISOString().slice(0, 10), day].sort()[0];
-  const hi = [to.toISOString().slice(0, 10), day].sort()[1];
+  const lo = add([from.toISOString().slice(0, 10), day].sort()[0]);
+  const hi = add([to.toISOString().slice(0, 10), day].sort()[1]);
+  const written = `substr(${s}, 1, 10)`;
   const plain = `substr(${s}, 1, 4) >= '0100' AND substr(${s}, 6, 2) BETWEEN '01' AND '12' AND substr(${s}, 9, 2) BETWEEN '01' AND '31'`;
   const { below, above } = sides(sqlOp);
-  return [
-    `WHEN substr(${s}, 1, 10) < ${add(lo)} AND ${plain} THEN ${below}`,
-    `WHEN substr(${s}, 1, 10) > ${add(hi)} AND ${plain} THEN ${above}`,
-  ];
+  const result = below === above ? String(below) : below ? `${written} < ${lo}` : `${written} > ${hi}`;
+  return [`WHEN ${written} NOT BETWEEN ${lo} AND ${hi} AND ${plain} THEN ${result}`];
 }
 
 /** Whether a canonical timestamp's day exists in its month (CASE keeps the casts after the regex). */

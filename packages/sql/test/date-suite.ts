@@ -59,6 +59,9 @@ function nearby(time: number, r: (n: number) => number): string[] {
 }
 
 const NOT_DATES: unknown[] = [
+  '1999-01-05x',
+  '2050-12-31 junk',
+  '1990-01-01T00:00:00.00000000000000000000Z',
   'not a date',
   '2024-01-05x',
   '2024-1-5',
