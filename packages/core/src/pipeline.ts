@@ -164,7 +164,21 @@ function finish(
 ): Eventually<PlainResponse> {
   const destination = ctx.method === 'GET' ? ctx.header('destination') : undefined;
   if (destination !== undefined) return sent(ctx, resource, output, sendToDestination(service.headerRequests, ctx, result, destination));
+  if (result.kind === 'stream') result = { kind: 'stream', entities: reported(service, ctx, result.entities) };
   return checkRead(ctx, result) ?? respond(ctx, resource, output, result);
+}
+
+/**
+ * A stream's entities, a failure while they are read reported as any other (onError, an
+ * Error record) before it cuts the body short: the status went out, the error must not be lost.
+ */
+async function* reported(service: PipelineHost, ctx: RequestContext, entities: AsyncIterable<Entity>): AsyncGenerator<Entity> {
+  try {
+    yield* entities;
+  } catch (e) {
+    await errorResponse(service, ctx, e);
+    throw e;
+  }
 }
 
 async function sent(ctx: RequestContext, resource: Resource, output: Negotiated, result: Promise<Result>): Promise<PlainResponse> {

@@ -1,6 +1,6 @@
 import { createService, MemoryStorage, ServiceError, type Entity, type Service } from '@resourcery/core';
 import type { SelectQuery, SelectResult, Storage } from '@resourcery/core/storage';
-import { call, RAW } from './handle-support';
+import { bodyText, call, RAW } from './handle-support';
 
 /**
  * SelectQuery.stream (docs/storage.md, "Streaming"): where the answer is written one entity
@@ -19,6 +19,7 @@ class StreamingStorage implements Storage {
   constructor(
     entities: Entity[],
     private readonly failAt = -1,
+    private readonly failure: Error = new ServiceError('Conflict', 'the storage failed'),
   ) {
     this.memory = new MemoryStorage(entities);
   }
@@ -29,7 +30,7 @@ class StreamingStorage implements Storage {
     const all = [...(result.entities as Entity[])];
     const generate = async function* (this: StreamingStorage): AsyncGenerator<Entity> {
       for (const [i, e] of all.entries()) {
-        if (i === this.failAt) throw new ServiceError('Conflict', 'the storage failed');
+        if (i === this.failAt) throw this.failure;
         this.read++;
         yield e;
       }
@@ -100,4 +101,17 @@ test('an empty stream is a 204; a failure on the first entity is an error respon
     for await (const _ of res.body as AsyncIterable<string>);
   };
   await expect(drain()).rejects.toThrow('the storage failed');
+});
+
+test('a failure after the headers is reported as any other: onError for a 5xx, and an Error record', async () => {
+  const reported: string[] = [];
+  const storage = new StreamingStorage(PEOPLE, 10, new Error('the database went away'));
+  const service = createService({ onError: (error) => reported.push(error.message) });
+  service.addResource({ name: 'Person', storage });
+  const res = await service.handle({ method: 'GET', uri: '/Person', headers: RAW });
+  expect(res.status).toBe(200);
+  await expect(bodyText(res.body)).rejects.toThrow('the database went away');
+  expect(reported).toHaveLength(1);
+  const records = await call(service, 'GET', '/Service.Admin.Error', { headers: RAW });
+  expect(records.json).toEqual([expect.objectContaining({ ResourceName: 'Person', ErrorCode: 'Unknown', Uri: '/Person' })]);
 });
