@@ -70,6 +70,8 @@ async function comparable(response: PlainResponse) {
     .replace(/"TimeElapsedMs":[-+0-9.eE]+/g, '"TimeElapsedMs":0')
     .replace(/"TimeStamp":"[^"]*"/g, '"TimeStamp":""');
   const { errorinfo, ...headers } = response.headers;
+  // A download's file name carries the second the request came: the two may straddle one.
+  if (headers['content-disposition']) headers['content-disposition'] = headers['content-disposition'].replace(/\d{12}/, 'yyMMddHHmmss');
   // Each service keeps its own Error records.
   return { status: response.status, headers, errorinfo: errorinfo !== undefined, text: text.replace(/Service\.Admin\.Error\/id=\w+/g, '') };
 }
