@@ -11,7 +11,8 @@ import { checkRead, entityTag, versionOf, writeConditions } from './http/precond
 import type { PlainRequest, PlainResponse } from './http/types.js';
 import type { LocalRequests } from './local-requests.js';
 import type { Macros } from './macros.js';
-import { OPERATIONS, type OperationContext } from './operations.js';
+import type { OperationContext } from './operation-context.js';
+import { OPERATIONS } from './operations.js';
 import { Origin } from './origin.js';
 import { rootResponse, type RootHost } from './root.js';
 import type { Negotiated } from './protocols.js';

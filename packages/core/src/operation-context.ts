@@ -1,0 +1,38 @@
+import type { Caller } from './caller.js';
+import type { Entity } from './query/conditions.js';
+import type { CompiledQuery } from './query/evaluate.js';
+import type { Resource } from './resources.js';
+import type { Result } from './results.js';
+import type { RowRule } from './rules.js';
+
+/** What operations need from the service. */
+export interface OperationContext {
+  resource: Resource;
+  query: CompiledQuery;
+  /** Reads the request's entities (body or Source); 400 NoDataSource when there are none. */
+  input(): Promise<Entity[]>;
+  /** Raises a change event of the resource, if it raises events. */
+  changed(kind: 'Inserted' | 'Updated' | 'Deleted', entities: Entity[]): Promise<void>;
+  /** Checks the caller's rights on another resource (403 Forbidden). */
+  authorize(resource: string, method: string): void;
+  /**
+   * The response writes a GET's entities one at a time (JSON or JSON Lines, no Destination,
+   * no If-Match): past what a storage holds in memory, it may then stream them.
+   */
+  stream?: boolean;
+  /** Characters search and search_regex may scan for this request. */
+  searchBudget?: number;
+  /** Who is calling, for hooks. */
+  caller: Caller;
+  /** The rows the caller may see and change; its conditions are already in `query`. */
+  rows: RowRule | null;
+  /**
+   * If-Match of PUT, PATCH and DELETE: the entity versions (`entityVersion`, an ETag's
+   * value) the write may change, or `*`; any other is 412 PreconditionFailed.
+   */
+  ifMatch?: readonly string[];
+  /** If-None-Match of PUT, PATCH and DELETE: versions (or `*`: any entity) the write must not change. */
+  ifNoneMatch?: readonly string[];
+}
+
+export type Operation = (op: OperationContext) => Promise<Result>;
