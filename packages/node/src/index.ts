@@ -148,11 +148,22 @@ export function createNodeListener(service: Service, options: NodeAdapterOptions
       res.writeHead(404, { 'content-type': 'text/plain' }).end('Not found');
       return;
     }
-    serveRequest(service, toPlainRequest(req, uri, basePath), options.context?.(req, res), res)?.catch((error) => {
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' }).end(String(error));
-      else res.destroy(error);
-    });
+    let context: unknown;
+    try {
+      context = options.context?.(req, res);
+    } catch (error) {
+      // The app's own failure, in the listener's turn: a 500 for this request, not an uncaught exception.
+      failed(res, error);
+      return;
+    }
+    serveRequest(service, toPlainRequest(req, uri, basePath), context, res)?.catch((error) => failed(res, error));
   };
+}
+
+/** A failure outside the service (the library's, the context option's): 500, or a cut body once the headers went out. */
+function failed(res: ServerResponse, error: unknown): void {
+  if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' }).end(String(error));
+  else res.destroy(error as Error);
 }
 
 /** An http.Server serving the service (call `.listen(port)`). */

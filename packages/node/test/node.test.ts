@@ -424,3 +424,13 @@ describe('a failure of the library itself is a 500, never an uncaught exception'
     expect([reply.status, reply.text]).toEqual([500, 'Error: broken service']);
   });
 });
+
+test("a context option that throws is a 500 for that request, not the server's crash", async () => {
+  const context = () => {
+    throw new Error('no session store');
+  };
+  const port = await start(createService(), { context });
+  const reply = await send(port, { path: '/Anything' });
+  expect([reply.status, reply.text]).toEqual([500, 'Error: no session store']);
+  expect((await send(port, { path: '/Anything' })).status).toBe(500);
+});
