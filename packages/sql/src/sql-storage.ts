@@ -67,6 +67,9 @@ const tooManyRows = (max: number) =>
     `The request would read more than ${max} rows of the SQL table (the storage's maxRows): narrow it with conditions, or a limit with an order the database can apply (an indexed property), or raise maxRows`,
   );
 
+/** A catalog's refusals to a creator that lost a race to one that took no advisory lock. */
+const CREATE_RACED = new Set(['23505', '42P07', '42710']);
+
 const conflict = () => new ServiceError('Conflict', 'The entities to change were changed by another request; nothing was written');
 
 /**
@@ -166,13 +169,24 @@ export class SqlStorage implements Storage {
     );
   }
 
+  /**
+   * Runs a CREATE ... IF NOT EXISTS. IF NOT EXISTS alone does not make two creators at once
+   * safe: the loser fails on the catalog (23505, 42P07, or 42710 "type already exists", a
+   * 500 on two instances' first requests). Instances of this storage take turns on an
+   * advisory lock instead; a creator that takes no lock (a migration script) may still
+   * race, so its win is retried once, when the object exists.
+   */
   private async createOnce(ddl: string): Promise<void> {
+    const create = () =>
+      this.session.transaction(async (query) => {
+        await query('SELECT pg_advisory_xact_lock(hashtext($1))', [`resourcery create ${this.table}`]);
+        await query(ddl);
+      });
     try {
-      await this.session.query(ddl);
+      await create();
     } catch (e) {
-      // Two instances creating the table at once: one of them loses on the catalog's unique index.
-      if ((e as { code?: string }).code !== '23505' && (e as { code?: string }).code !== '42P07') throw e;
-      await this.session.query(ddl);
+      if (!CREATE_RACED.has((e as { code?: string }).code ?? '')) throw e;
+      await create();
     }
   }
 
