@@ -4,12 +4,12 @@ import type { Entity } from '../query/conditions.js';
 export const STREAM_CHUNK = 64 * 1024;
 
 /**
- * Entities read as they come (a 'stream' result) written as text: `head`, each entity's
+ * Entities (an array, or a 'stream' result read as they come) written as text: `head`, each entity's
  * text, then `tail(count)`, in chunks of about STREAM_CHUNK characters. The writer
  * asks for the next entity only when the body's reader takes the chunk (back-pressure).
  */
 export async function* chunked(
-  entities: AsyncIterable<Entity>,
+  entities: Iterable<Entity> | AsyncIterable<Entity>,
   head: string,
   text: (entity: Entity, index: number) => string,
   tail: (count: number) => string,

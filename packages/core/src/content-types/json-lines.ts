@@ -17,26 +17,10 @@ export const jsonLines: ContentType = {
   extension: 'jsonl',
   streams: true,
   write(result, context) {
-    if (result.kind === 'entities') return lines(result.entities);
-    if (result.kind === 'stream')
-      return chunked(
-        result.entities,
-        '',
-        (e) => `${JSON.stringify(e)}\n`,
-        () => '',
-      );
+    if (result.kind === 'entities' || result.kind === 'stream') return chunked(result.entities, '', line, nothing);
     return `${writeJson(result, context)}\n`;
   },
 };
 
-async function* lines(entities: readonly Entity[]): AsyncGenerator<string> {
-  let chunk = '';
-  for (const entity of entities) {
-    chunk += `${JSON.stringify(entity)}\n`;
-    if (chunk.length >= JSON_LINES_CHUNK) {
-      yield chunk;
-      chunk = '';
-    }
-  }
-  if (chunk !== '') yield chunk;
-}
+const line = (entity: Entity) => `${JSON.stringify(entity)}\n`;
+const nothing = () => '';
