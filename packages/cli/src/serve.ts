@@ -84,6 +84,8 @@ function readOnlyAdmin(adminStorage: ServiceOptions['adminStorage']): ServiceOpt
     return {
       select: (q) => storage.select(q),
       count: storage.count ? (q) => storage.count!(q) : undefined,
+      // The rows' own versions, so ETags agree with writable instances over the same data.
+      stamp: storage.stamp ? (e) => storage.stamp!(e) : undefined,
       write: () => Promise.reject(new ServiceError('MethodNotAllowed', 'The server runs with --read-only: nothing can be changed')),
     };
   };

