@@ -7,27 +7,16 @@
 //   pnpm run build && node bench/sql-dates-search.mjs [--rows=1000000] [--reps=7]
 // Each figure: median of `reps` runs after one warm-up, the two sides taking turns. Run in
 // a process whose time zone is UTC (as `TZ=UTC`): local times then compare exactly in SQL.
-import { spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+
+import { startPostgres } from './lib/postgres.mjs';
 
 const arg = (name, fallback) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
 const ROWS = arg('rows', 1_000_000);
 const REPS = arg('reps', 7);
-const sqlDir = fileURLToPath(new URL('../packages/sql/', import.meta.url));
-const require = createRequire(`${sqlDir}package.json`);
-const pg = require('pg');
 const { createService } = await import(new URL('../packages/core/dist/index.js', import.meta.url));
 const { createSqlStorage } = await import(new URL('../packages/sql/dist/index.js', import.meta.url));
 
-const server = spawn(process.execPath, [`${sqlDir}test/postgres-server.mjs`], { stdio: ['pipe', 'pipe', 'inherit'] });
-const config = await new Promise((resolve, reject) => {
-  createInterface({ input: server.stdout }).once('line', (l) => resolve(JSON.parse(l)));
-  server.once('exit', (code) => reject(new Error(`PostgreSQL did not start (${code})`)));
-});
-const pool = new pg.Pool({ ...config, max: 4 });
-pool.on('error', () => {});
+const { pool, stop } = await startPostgres({ max: 4 });
 const log = (m) => process.stderr.write(`${m}\n`);
 
 try {
@@ -101,7 +90,5 @@ try {
     console.log(`| ${name} | \`${uri}\` | ${hand.toFixed(1)} | ${lib.toFixed(1)} | ${(lib / hand).toFixed(1)}x |`);
   }
 } finally {
-  await pool.end().catch(() => {});
-  server.stdin.end();
-  await new Promise((resolve) => server.once('exit', resolve));
+  await stop();
 }

@@ -5,16 +5,12 @@
 // that case's; the client (this process) counts the lines and discards them. Not part of
 // `pnpm bench` nor CI (a minute or so to load 1M rows); --rows=50000 is the small mode.
 //   pnpm run build && node bench/sql-export.mjs [--rows=1000000]
-import { fork, spawn } from 'node:child_process';
+import { fork } from 'node:child_process';
 import http from 'node:http';
-import { createRequire } from 'node:module';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { pg, startPostgres } from './lib/postgres.mjs';
 
 const arg = (name, fallback) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
-const sqlDir = fileURLToPath(new URL('../packages/sql/', import.meta.url));
-const require = createRequire(`${sqlDir}package.json`);
-const pg = require('pg');
 
 /** Id declared an integer and indexed: an export ordered by it streams by keyset on (Id, id). */
 const DEFINITION = { schema: { type: 'object', properties: { Id: { type: 'integer' } } }, indexes: ['Id'] };
@@ -46,13 +42,7 @@ async function serve(config) {
 
 async function main() {
   const ROWS = arg('rows', 1_000_000);
-  const server = spawn(process.execPath, [`${sqlDir}test/postgres-server.mjs`], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const config = await new Promise((resolve, reject) => {
-    createInterface({ input: server.stdout }).once('line', (l) => resolve(JSON.parse(l)));
-    server.once('exit', (code) => reject(new Error(`PostgreSQL did not start (${code})`)));
-  });
-  const pool = new pg.Pool({ ...config, max: 2 });
-  pool.on('error', () => {});
+  const { config, pool, stop } = await startPostgres({ max: 2 });
   const log = (m) => process.stderr.write(`${m}\n`);
   try {
     const { createSqlStorage } = await import(new URL('../packages/sql/dist/index.js', import.meta.url));
@@ -101,9 +91,7 @@ async function main() {
         `| ${r.what} | \`${r.uri}\` | ${r.lines} | ${r.mb.toFixed(0)} | ${(r.ms / 1000).toFixed(1)} | ${Math.round(r.lines / (r.ms / 1000)).toLocaleString('en')} | ${r.idle.toFixed(0)} | ${r.peak.toFixed(0)} |`,
       );
   } finally {
-    await pool.end().catch(() => {});
-    server.stdin.end();
-    await new Promise((resolve) => server.once('exit', resolve));
+    await stop();
   }
 }
 

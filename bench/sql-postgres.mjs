@@ -5,28 +5,16 @@
 //   pnpm run build && node bench/sql-postgres.mjs [--rows=1000000] [--reps=7]
 // Each figure: median of `reps` runs after one warm-up, the two sides taking turns; a
 // query slower than 60 s is cut.
-import { spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+
+import { startPostgres } from './lib/postgres.mjs';
 
 const arg = (name, fallback) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
 const ROWS = arg('rows', 1_000_000);
 const REPS = arg('reps', 7);
-const sqlDir = fileURLToPath(new URL('../packages/sql/', import.meta.url));
-const require = createRequire(`${sqlDir}package.json`);
-const pg = require('pg');
 const { createService } = await import(new URL('../packages/core/dist/index.js', import.meta.url));
 const { createSqlStorage } = await import(new URL('../packages/sql/dist/index.js', import.meta.url));
 
-const server = spawn(process.execPath, [`${sqlDir}test/postgres-server.mjs`], { stdio: ['pipe', 'pipe', 'inherit'] });
-const config = await new Promise((resolve, reject) => {
-  createInterface({ input: server.stdout }).once('line', (l) => resolve(JSON.parse(l)));
-  server.once('exit', (code) => reject(new Error(`PostgreSQL did not start (${code})`)));
-});
-const pool = new pg.Pool({ ...config, max: 4 });
-// Idle connections see the server stop at the end: not an error of the run.
-pool.on('error', () => {});
+const { pool, stop } = await startPostgres({ max: 4 });
 const log = (m) => process.stderr.write(`${m}\n`);
 
 try {
@@ -156,7 +144,5 @@ try {
   console.log('|---|---|---|---|---|');
   for (const r of rows) console.log(`| ${r.query} | \`${r.uri}\` | ${r['hand-written ms']} | ${r['library ms']} | ${r.ratio} |`);
 } finally {
-  await pool.end().catch(() => {});
-  server.stdin.end();
-  await new Promise((resolve) => server.once('exit', resolve));
+  await stop();
 }
