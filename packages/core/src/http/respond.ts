@@ -1,0 +1,68 @@
+// An operation's result as the response the adapters write: the status, Content-Type,
+// ETag, a download's Content-Disposition, and the body the negotiated content type writes.
+import type { ContentType } from '../content-types/content-type.js';
+import type { Negotiated } from '../protocols.js';
+import type { Resource } from '../resources.js';
+import type { Result } from '../results.js';
+import type { RequestContext } from './context.js';
+import { entityTag, versionOf } from './preconditions.js';
+import type { PlainResponse } from './types.js';
+
+function statusOf(method: string, result: Result): number {
+  switch (result.kind) {
+    case 'stream':
+      return 200;
+    case 'entities':
+      return result.entities.length > 0 ? 200 : 204;
+    case 'count':
+      return 200;
+    case 'change':
+      return method === 'POST' || method === 'PUT' ? ((result.inserted ?? 0) > 0 && result.updated === undefined ? 201 : 200) : 200;
+    case 'passthrough':
+      return result.status;
+  }
+}
+
+export function respond(ctx: RequestContext, resource: Resource, output: Negotiated, result: Result): PlainResponse {
+  const status = statusOf(ctx.method, result);
+  if (result.kind === 'passthrough') return { status, headers: result.headers, body: ctx.method === 'HEAD' ? null : result.body };
+  if (status === 204) return { status, headers: {}, body: null };
+  const type = output.contentType;
+  const headers: Record<string, string> = { 'content-type': contentTypeHeader(type) };
+  const version = versionOf(result);
+  if (version !== undefined) headers.etag = entityTag(version);
+  if (type.extension) headers['content-disposition'] = attachment(`${resource.name}_${stamp(ctx.time)}.${type.extension}`);
+  // HEAD answers with the headers a GET would have, and no body.
+  if (ctx.method === 'HEAD') return { status, headers, body: null };
+  const body = type.write!(result, { params: output.params, elapsedMs: () => ctx.elapsedMs() });
+  return { status, headers, body };
+}
+
+/** Content-Type values, made once per content type rather than once per response. */
+const contentTypeHeaders = new WeakMap<ContentType, string>();
+
+function contentTypeHeader(type: ContentType): string {
+  let header = contentTypeHeaders.get(type);
+  if (header === undefined) {
+    header = type.mimeType === 'application/json' || type.mimeType.startsWith('text/') ? `${type.mimeType}; charset=utf-8` : type.mimeType;
+    contentTypeHeaders.set(type, header);
+  }
+  return header;
+}
+
+/**
+ * Content-Disposition for a download (RFC 6266): an ASCII `filename` every client reads,
+ * and `filename*` in UTF-8 when the name has other characters (`/日本` -> `__.xlsx` and
+ * `%E6%97%A5%E6%9C%AC.xlsx`). Header values must be Latin-1, so the name is never sent raw.
+ */
+export function attachment(name: string): string {
+  const ascii = name.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
+  return ascii === name
+    ? `attachment; filename="${name}"`
+    : `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`;
+}
+
+/** yyMMddHHmmss in UTC. */
+function stamp(time: Date): string {
+  return time.toISOString().replace(/[-:T]/g, '').slice(2, 14);
+}
