@@ -98,8 +98,9 @@ export class DeclaredIndexes {
   }
 }
 
+/** A text of ASCII characters only: folded alike by JavaScript and by lower() under COLLATE "C". */
 // eslint-disable-next-line no-control-regex -- the whole ASCII range
-const ASCII = /^[\x00-\x7f]*$/;
+export const ASCII = /^[\x00-\x7f]*$/;
 
 /** `rx_<hash>`: one name per table and index definition, within PostgreSQL's 63 characters. */
 export function indexName(table: string, ...definition: unknown[]): string {
@@ -110,6 +111,6 @@ export function indexName(table: string, ...definition: unknown[]): string {
 }
 
 /** A PostgreSQL array literal of strings. */
-function pgArray(values: string[]): string {
+export function pgArray(values: string[]): string {
   return `{${values.map((v) => `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`).join(',')}}`;
 }

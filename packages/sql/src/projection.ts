@@ -1,4 +1,5 @@
 import type { Entity, Locator } from '@resourcery/core/storage';
+import { pgArray } from './indexes.js';
 import type { Params } from './translate.js';
 
 /** The most spellings (case variants) of the selected names one query checks per row. */
@@ -20,9 +21,6 @@ function spellings(name: string, limit: number): string[] | null {
   }
   return out;
 }
-
-/** A text[] parameter: PostgreSQL's array literal. */
-const textArray = (items: string[]) => `{${items.map((s) => `"${s.replace(/[\\"]/g, '\\$&')}"`).join(',')}}`;
 
 /**
  * The stored spellings of the names `select` reads, learnt from the rows returned, so
@@ -71,7 +69,7 @@ export function projectedBody(locators: readonly Locator[], row: string, params:
     budget -= forms.length;
     const others = forms.filter((f) => f !== name);
     const key = params.add(name);
-    if (others.length > 0) tests.push(`NOT x.d ?| (${params.add(textArray(others))})::text[]`);
+    if (others.length > 0) tests.push(`NOT x.d ?| (${params.add(pgArray(others))})::text[]`);
     tests.push(`coalesce(jsonb_typeof(x.d -> ${key}) NOT IN ('object', 'array'), true)`);
     members.push(`CASE WHEN x.d ? ${key} THEN ${params.add(`${JSON.stringify(name)}:`)} || (x.d -> ${key})::text END`);
   }

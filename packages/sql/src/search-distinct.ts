@@ -1,9 +1,6 @@
 import type { Locator, SelectQuery } from '@resourcery/core/storage';
-import { textOf, valueOf } from './indexes.js';
+import { ASCII, textOf, valueOf } from './indexes.js';
 import { storable, valueSql, type Params } from './translate.js';
-
-// eslint-disable-next-line no-control-regex -- the whole ASCII range
-const ASCII = /^[\x00-\x7f]*$/;
 
 type Search = NonNullable<SelectQuery['search']>;
 

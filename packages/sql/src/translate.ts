@@ -1,6 +1,6 @@
 import type { Condition, IndexedProperty, Literal, Locator, Operator } from '@resourcery/core/storage';
 import { dateTest } from './date-test.js';
-import { textOf, valueOf } from './indexes.js';
+import { ASCII, textOf, valueOf } from './indexes.js';
 
 /**
  * Conditions and order translated to PostgreSQL with the evaluator's rules (DESIGN 2-3,
@@ -171,8 +171,6 @@ interface Segment {
   index: number | null;
 }
 
-// eslint-disable-next-line no-control-regex -- control characters are what this refuses
-const ASCII = /^[\x00-\x7f]*$/;
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /** Text PostgreSQL can hold as it is: no NUL, no unpaired surrogate (the client would replace it). */
