@@ -9,8 +9,7 @@ import { fork } from 'node:child_process';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { pg, startPostgres } from './lib/postgres.mjs';
-
-const arg = (name, fallback) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
+import { arg } from './lib/stats.mjs';
 
 /** Id declared an integer and indexed: an export ordered by it streams by keyset on (Id, id). */
 const DEFINITION = { schema: { type: 'object', properties: { Id: { type: 'integer' } } }, indexes: ['Id'] };

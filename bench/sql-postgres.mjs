@@ -7,8 +7,8 @@
 // query slower than 60 s is cut.
 
 import { startPostgres } from './lib/postgres.mjs';
+import { arg } from './lib/stats.mjs';
 
-const arg = (name, fallback) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
 const ROWS = arg('rows', 1_000_000);
 const REPS = arg('reps', 7);
 const { createService } = await import(new URL('../packages/core/dist/index.js', import.meta.url));

@@ -16,6 +16,11 @@ export function flags(argv = process.argv.slice(2)) {
   };
 }
 
+/** A numeric flag `--name=N`, or `fallback` when it is not given. */
+export function arg(name, fallback, argv = process.argv) {
+  return Number(argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
+}
+
 /**
  * Calls `fn` in a tight loop for about `ms` milliseconds and returns the mean time of one
  * call in microseconds. `fn` gets the iteration number and returns a value that is
