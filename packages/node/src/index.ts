@@ -37,14 +37,18 @@ export function parsedBody(body: unknown): PlainRequest['body'] {
 /** Writes a plain response, streaming async bodies with back-pressure; stops if the client leaves. */
 export function writeResponse(res: ServerResponse, response: PlainResponse): Promise<void> {
   try {
-    if (writeWhole(res, response)) return WRITTEN;
+    return write(res, response) ?? WRITTEN;
   } catch (error) {
     return Promise.reject(error);
   }
-  return writeStream(res, response);
 }
 
 const WRITTEN = Promise.resolve();
+
+/** Writes the response: undefined when its whole body went out at once, else the streaming of it. */
+function write(res: ServerResponse, response: PlainResponse): Promise<void> | undefined {
+  return writeWhole(res, response) ? undefined : writeStream(res, response);
+}
 
 /** Writes a response whose body is whole (text, bytes or none) at once; false for a streamed body. */
 function writeWhole(res: ServerResponse, response: PlainResponse): boolean {
@@ -68,12 +72,12 @@ export function serveRequest(service: Service, request: PlainRequest, context: u
     answered = isThenable(context)
       ? Promise.resolve(context).then((value) => service.handle(request, { context: value }))
       : ask(service, request, context === undefined ? undefined : { context });
-    if (!isThenable(answered)) return writeWhole(res, answered) ? undefined : writeStream(res, answered);
+    if (!isThenable(answered)) return write(res, answered);
   } catch (error) {
     // Called in the listener's turn: a throw must become the rejection the caller handles.
     return Promise.reject(error);
   }
-  return answered.then((response) => (writeWhole(res, response) ? undefined : writeStream(res, response)));
+  return answered.then((response) => write(res, response));
 }
 
 /** The service's answer, at once when it has it; a service whose `handle` is replaced (a subclass, a stand-in) is asked through it. */
