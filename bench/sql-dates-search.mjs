@@ -8,7 +8,7 @@
 // Each figure: median of `reps` runs after one warm-up, the two sides taking turns. Run in
 // a process whose time zone is UTC (as `TZ=UTC`): local times then compare exactly in SQL.
 
-import { startPostgres } from './lib/postgres.mjs';
+import { getLength, startPostgres } from './lib/postgres.mjs';
 import { arg } from './lib/stats.mjs';
 
 const ROWS = arg('rows', 1_000_000);
@@ -37,14 +37,7 @@ try {
   const service = createService();
   service.addResource({ name: 'Person', storage });
 
-  const viaLibrary = async (uri) => {
-    const res = await service.handle({ method: 'GET', uri, headers: { accept: 'application/json;raw=true' } });
-    let text = '';
-    if (typeof res.body === 'string') text = res.body;
-    else if (res.body) for await (const c of res.body) text += typeof c === 'string' ? c : Buffer.from(c).toString();
-    if (res.status >= 400) throw new Error(`${uri}: ${res.status} ${text.slice(0, 200)}`);
-    return text.length;
-  };
+  const viaLibrary = (uri) => getLength(service, uri);
   const viaPg = async (text, params) => (await pool.query(text, params)).rows.length;
   const born = `(doc ->> 'Born')::timestamptz`;
   const CASES = [

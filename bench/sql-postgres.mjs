@@ -6,7 +6,7 @@
 // Each figure: median of `reps` runs after one warm-up, the two sides taking turns; a
 // query slower than 60 s is cut.
 
-import { startPostgres } from './lib/postgres.mjs';
+import { getLength, startPostgres } from './lib/postgres.mjs';
 import { arg } from './lib/stats.mjs';
 
 const ROWS = arg('rows', 1_000_000);
@@ -70,14 +70,7 @@ try {
   const indexes = (await pool.query(`SELECT indexdef FROM pg_indexes WHERE tablename = $1 AND indexname LIKE 'rx_%'`, [table])).rows;
   log(`loaded and indexed in ${((Date.now() - t0) / 1000).toFixed(1)} s:\n  ${indexes.map((r) => r.indexdef).join('\n  ')}`);
 
-  const viaLibrary = async (uri) => {
-    const res = await service.handle({ method: 'GET', uri, headers: { accept: 'application/json;raw=true' } });
-    let text = '';
-    if (typeof res.body === 'string') text = res.body;
-    else if (res.body) for await (const c of res.body) text += typeof c === 'string' ? c : Buffer.from(c).toString();
-    if (res.status >= 400) throw new Error(`${uri}: ${res.status} ${text.slice(0, 200)}`);
-    return text.length;
-  };
+  const viaLibrary = (uri) => getLength(service, uri);
   const viaPg = async (text, params) => (await pool.query(text, params)).rows.length;
   const N = Math.floor(ROWS / 2);
   const CASES = [

@@ -26,3 +26,13 @@ export async function startPostgres({ max = 4 } = {}) {
   };
   return { config, pool, stop };
 }
+
+/** The library's side of an SQL bench: a GET through `service.handle`, read whole; its length in characters. */
+export async function getLength(service, uri) {
+  const res = await service.handle({ method: 'GET', uri, headers: { accept: 'application/json;raw=true' } });
+  let text = '';
+  if (typeof res.body === 'string') text = res.body;
+  else if (res.body) for await (const c of res.body) text += typeof c === 'string' ? c : Buffer.from(c).toString();
+  if (res.status >= 400) throw new Error(`${uri}: ${res.status} ${text.slice(0, 200)}`);
+  return text.length;
+}
