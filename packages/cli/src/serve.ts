@@ -99,7 +99,8 @@ function addResources(
   config: CliConfig,
   readOnly: boolean,
   inferKey: (name: string) => string | undefined = () => undefined,
-): void {
+): Map<string, ResourceDefinition['key']> {
+  const keys = new Map<string, ResourceDefinition['key']>();
   for (const { name, singular } of resources) {
     const settings = configFor(config, name) ?? {};
     const definition: ResourceDefinition = {
@@ -118,7 +119,9 @@ function addResources(
       // A view or schema the config file gives that the core refuses: name the setting.
       throw new ConfigError(`resources.${name}: ${(e as Error).message}`);
     }
+    keys.set(name, definition.key);
   }
+  return keys;
 }
 
 /**
@@ -169,10 +172,9 @@ export async function createFileService(
   checkConfigNames(config, resources, options.file);
   const service = createService(serviceOptions(options, config, (name) => store.adminStorage(name)));
   const infer = (name: string) => inferKey(store.resources.get(name)!.all());
-  addResources(service, resources, (name) => store.storage(name), config, options.readOnly ?? false, infer);
+  const keys = addResources(service, resources, (name) => store.storage(name), config, options.readOnly ?? false, infer);
   // At start rather than at the first POST: the key check reads the index (a second or two at 1M entities).
-  for (const { name, singular } of resources) {
-    const key = configFor(config, name)?.key ?? (singular ? undefined : infer(name));
+  for (const [name, key] of keys) {
     const property = typeof key === 'string' ? key : key?.length === 1 ? key[0] : undefined;
     if (property !== undefined && !options.readOnly) store.prepareIndex(name, property);
   }
