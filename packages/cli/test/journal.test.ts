@@ -16,6 +16,11 @@ const RAW = { accept: 'application/json;raw=true', 'content-type': 'application/
 const MANUAL: CompactionPolicy = { bytes: 1 << 30, idleMs: 1 << 30, maxAgeMs: 1 << 30 };
 const FIRST = { posts: [{ id: 1, title: 'first' }] };
 
+/** Posts with ids 1, 2, ... and these titles. */
+const numbered = (...titles: string[]) => titles.map((title, i) => ({ id: i + 1, title }));
+/** What the journal's first line names its data file by. */
+const hashOf = (data: unknown) => createHash('sha1').update(JSON.stringify(data)).digest('hex');
+
 let dir: string;
 let file: string;
 const opened: Array<Awaited<ReturnType<typeof createFileService>>> = [];
@@ -72,7 +77,7 @@ test('an acknowledged write is in the fsynced journal, not yet in the file; comp
   expect(await onDisk()).toEqual(FIRST);
   const lines = await journalLines();
   // The first line names the file the journal starts from; then one line per group of writes.
-  expect(lines[0]).toEqual({ seq: 0, file: createHash('sha1').update(JSON.stringify(FIRST)).digest('hex') });
+  expect(lines[0]).toEqual({ seq: 0, file: hashOf(FIRST) });
   expect(lines[1]).toEqual({ seq: 1, w: [{ r: 'posts', a: [{ title: 'second', id: 2 }] }] });
   await o.store.compact();
   expect(await onDisk()).toEqual({ posts: [...FIRST.posts, { title: 'second', id: 2 }] });
@@ -80,16 +85,7 @@ test('an acknowledged write is in the fsynced journal, not yet in the file; comp
 });
 
 test('updates and deletes are journaled as the entities they change, at their positions, not as the whole resource', async () => {
-  await writeFile(
-    file,
-    JSON.stringify({
-      posts: [
-        { id: 1, title: 'first' },
-        { id: 2, title: 'two' },
-        { id: 3, title: 'three' },
-      ],
-    }),
-  );
+  await writeFile(file, JSON.stringify({ posts: numbered('first', 'two', 'three') }));
   const o = await openFile();
   expect((await call(o, 'PATCH', '/posts/2', { title: 'changed' })).status).toBe(200);
   expect((await call(o, 'DELETE', '/posts/3')).status).toBe(200);
@@ -118,16 +114,7 @@ test('inserts and updates of one resource in one group: all land, in memory, aft
 });
 
 test('a restart after a crash replays the journal: inserts, updates, deletes and admin data, then compacts it', async () => {
-  await writeFile(
-    file,
-    JSON.stringify({
-      posts: [
-        { id: 1, title: 'first' },
-        { id: 2, title: 'two' },
-      ],
-      profile: { name: 'Rosa' },
-    }),
-  );
+  await writeFile(file, JSON.stringify({ posts: numbered('first', 'two'), profile: { name: 'Rosa' } }));
   const o = await openFile();
   expect((await call(o, 'POST', '/posts', { title: 'three' })).status).toBe(201);
   expect((await call(o, 'PATCH', '/posts/1', { title: 'changed' })).status).toBe(200);
@@ -167,17 +154,14 @@ test('a torn last record (the write a crash cut off, never acknowledged) is igno
 test('a journal holding only its first checkpoint (a crash right after creating it) is removed at start', async () => {
   const copy = path.join(dir, 'other.json');
   await writeFile(copy, JSON.stringify(FIRST));
-  await writeFile(
-    `${copy}.journal`,
-    `${JSON.stringify({ seq: 0, file: createHash('sha1').update(JSON.stringify(FIRST)).digest('hex') })}\n`,
-  );
+  await writeFile(`${copy}.journal`, `${JSON.stringify({ seq: 0, file: hashOf(FIRST) })}\n`);
   const again = await openFile(copy);
   expect((await call(again, 'GET', '/posts')).body).toEqual(FIRST.posts);
   expect((await readdir(dir)).sort()).toEqual(['db.json', 'other.json']);
 });
 
 test('a long journal (more lines than a call takes arguments) is replayed, and numbering goes on after it', async () => {
-  const hash = createHash('sha1').update(JSON.stringify(FIRST)).digest('hex');
+  const hash = hashOf(FIRST);
   const lines = [JSON.stringify({ seq: 0, file: hash })];
   for (let seq = 1; seq <= 200_000; seq++) lines.push(JSON.stringify({ seq, w: [] }));
   lines.push(JSON.stringify({ seq: 200_001, w: [{ r: 'posts', a: [{ id: 2, title: 'last' }] }] }));
@@ -246,15 +230,7 @@ test('the size threshold compacts while writes go on', async () => {
 
 describe('hand edits and a journal not yet compacted: the edit is loaded, and the journaled writes it lacks apply on top', () => {
   test('edited while the server was stopped after a crash', async () => {
-    await writeFile(
-      file,
-      JSON.stringify({
-        posts: [
-          { id: 1, title: 'first' },
-          { id: 2, title: 'two' },
-        ],
-      }),
-    );
+    await writeFile(file, JSON.stringify({ posts: numbered('first', 'two') }));
     const o = await openFile();
     expect((await call(o, 'POST', '/posts', { title: 'by api' })).status).toBe(201);
     expect((await call(o, 'PATCH', '/posts/1', { title: 'patched by api' })).status).toBe(200);
