@@ -119,10 +119,7 @@ export class EqualityIndex {
   }
 
   private addTo(property: string, buckets: Buckets, e: Entity): void {
-    for (const key in e) {
-      if (key.length !== property.length || key.toLowerCase() !== property) continue;
-      const token = tokenOf(e[key]);
-      if (token === undefined) continue;
+    for (const token of tokensAt(e, property)) {
       const bucket = buckets.get(token);
       if (bucket === undefined) buckets.set(token, [e]);
       else if (!bucket.includes(e)) bucket.push(e);
@@ -131,17 +128,26 @@ export class EqualityIndex {
 
   private remove(e: Entity): void {
     for (const [property, buckets] of this.byProperty) {
-      for (const key in e) {
-        if (key.length !== property.length || key.toLowerCase() !== property) continue;
-        const token = tokenOf(e[key]);
-        const bucket = token === undefined ? undefined : buckets.get(token);
+      for (const token of tokensAt(e, property)) {
+        const bucket = buckets.get(token);
         const i = bucket?.indexOf(e) ?? -1;
         if (i < 0) continue;
-        if (bucket!.length === 1) buckets.delete(token!);
+        if (bucket!.length === 1) buckets.delete(token);
         else bucket!.splice(i, 1);
       }
     }
   }
+}
+
+/** The tokens of the values `e` holds at `property` (lower case; any spelling of the name matches). */
+function tokensAt(e: Entity, property: string): string[] {
+  const tokens: string[] = [];
+  for (const key in e) {
+    if (key.length !== property.length || key.toLowerCase() !== property) continue;
+    const token = tokenOf(e[key]);
+    if (token !== undefined) tokens.push(token);
+  }
+  return tokens;
 }
 
 function tokenOf(value: unknown): string | undefined {
