@@ -1,10 +1,7 @@
 import type { Entity } from '../query/conditions.js';
 import type { ContentType } from './content-type.js';
-import { chunked, STREAM_CHUNK } from './chunked.js';
+import { chunked } from './chunked.js';
 import { writeJson } from './json.js';
-
-/** Lines are sent in chunks of about this many characters: few enough writes, little held in memory. */
-export const JSON_LINES_CHUNK = STREAM_CHUNK;
 
 /**
  * JSON Lines (write only): one entity per `\n`-terminated line, streamed. Any other result
