@@ -1,25 +1,28 @@
 import { setCodeGeneration } from './query/compiled-scan.js';
 import { Ajv } from 'ajv';
-import { apiKeys, Auth, type ApiKeyConfig } from './auth.js';
-import { ruleMethod, runAuthenticate, type Authenticate, type Caller, type HandleOptions } from './caller.js';
+import { apiKeys, Auth, type ApiKeyConfig } from './model/api-keys.js';
+import { ruleMethod, runAuthenticate, type Authenticate, type Caller, type HandleOptions } from './model/caller.js';
 import type { ProtocolProvider } from './content-types/content-type.js';
 import { DEFAULT_MAX_NESTING, MAX_NESTING_LIMIT } from './content-types/nesting.js';
-import { ERROR_RESOURCE, ErrorRecords, type ErrorRecord } from './error-records.js';
+import { ERROR_RESOURCE, ErrorRecords, type ErrorRecord } from './admin/error-records.js';
 import { ServiceError } from './errors.js';
-import { Events, type EventDefinition, type EventPayload } from './events.js';
-import { isPromise, type Eventually } from './eventually.js';
-import { RequestContext } from './http/context.js';
+import { Events, type EventDefinition, type EventPayload } from './webhooks/events.js';
+import { isPromise, type Eventually } from './util/eventually.js';
+import { RequestContext } from './request/context.js';
 import { Cors, type CorsOptions } from './http/cors.js';
 import { fromFetchRequest, toFetchResponse } from './http/fetch.js';
 import type { PlainRequest, PlainResponse } from './http/types.js';
-import { MACRO_RESOURCE, Macros } from './macros.js';
-import type { LocalRequests } from './local-requests.js';
-import { DEFAULT_MAX_CAUSED } from './origin.js';
-import { openApiDocument, type OpenApiOptions } from './openapi.js';
-import { answer, errorResponse, handle, LISTING, localRequests, type ErrorInfo, type PipelineHost } from './pipeline.js';
-import { Protocols } from './protocols.js';
+import { MACRO_RESOURCE, Macros } from './admin/macros.js';
+import type { LocalRequests } from './outgoing/local-requests.js';
+import { DEFAULT_MAX_CAUSED } from './outgoing/origin.js';
+import { openApiDocument, type OpenApiOptions } from './admin/openapi.js';
+import { errorResponse } from './request/error-response.js';
+import { LISTING, type ErrorInfo, type PipelineHost } from './request/host.js';
+import { localRequests } from './request/local.js';
+import { answer, handle } from './request/pipeline.js';
+import { Protocols } from './content-types/protocols.js';
 import type { Entity } from './query/conditions.js';
-import { Resource, ResourceRegistry, type ResourceDefinition } from './resources.js';
+import { Resource, ResourceRegistry, type ResourceDefinition } from './model/resources.js';
 import { ComputedStorage } from './storage/computed.js';
 import { MemoryStorage } from './storage/memory.js';
 import type { Storage } from './storage/storage.js';
@@ -98,7 +101,7 @@ export class Service {
   private readonly closers: Array<() => void | Promise<void>> = [];
   private readonly cors?: Cors;
   private readonly etagSecret?: string;
-  /** The parts requests run against (pipeline.ts). */
+  /** The parts requests run against (request/host.ts). */
   private readonly host: PipelineHost;
   /** Requests the service makes to itself (Source, Destination, webhooks). */
   private readonly local: LocalRequests;

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { createServer } from '@resourcery/node';
 import type { Service, ServiceOptions } from '@resourcery/core';
-import { HeldOrigins, Origin } from '../src/origin';
+import { HeldOrigins, Origin } from '../src/outgoing/origin';
 import { call, Receiver, serviceWithPeople } from './webhook-receiver';
 
 /**

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createService } from '@resourcery/core';
-import { guardedLookup, outgoingFetch, refusedHost } from '../src/webhooks/guard';
+import { guardedLookup, outgoingFetch, refusedHost } from '../src/outgoing/guard';
 
 /** The connection-level SSRF guard: the address a request connects to is the one checked. */
 

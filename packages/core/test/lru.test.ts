@@ -1,4 +1,4 @@
-import { Lru } from '../src/lru';
+import { Lru } from '../src/util/lru';
 
 test('a full cache forgets an entry not read lately and keeps the ones read', () => {
   const lru = new Lru<string, number>(3);

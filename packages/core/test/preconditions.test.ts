@@ -1,5 +1,5 @@
 import { createService, MemoryStorage, type Service, type Storage } from '@resourcery/core';
-import { parseEntityTags } from '../src/http/preconditions';
+import { parseEntityTags } from '../src/request/preconditions';
 import { call, RAW } from './handle-support';
 
 /** DESIGN 13: ETag on one-entity answers, If-Match on writes (412), If-None-Match on reads (304). */

@@ -1,5 +1,5 @@
 import { createService, type Service } from '@resourcery/core';
-import { parseHeaderRequest } from '../src/source-destination';
+import { parseHeaderRequest } from '../src/outgoing/source-destination';
 import { call, Receiver, serviceWithPeople } from './webhook-receiver';
 
 let service: Service;

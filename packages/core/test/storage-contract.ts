@@ -1,7 +1,7 @@
 import { createService, ServiceError, type Entity, type Service, type Storage } from '@resourcery/core';
 import { entityVersion, parseUri, targetOf } from '@resourcery/core/storage';
-import { OPERATIONS } from '../src/operations';
-import type { Result } from '../src/results';
+import { OPERATIONS } from '../src/operations/write';
+import type { Result } from '../src/operations/results';
 import { call, RAW } from './handle-support';
 
 /** Runs one operation of a service the way its pipeline does, with If-Match's versions. */

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { createService, DEFAULT_RETRY_SCHEDULE, MemoryStorage, type Service, type Storage } from '@resourcery/core';
 import { retryDelay } from '../src/webhooks/delivery';
-import { refusedResolved } from '../src/webhooks/guard';
+import { refusedResolved } from '../src/outgoing/guard';
 import { call, Receiver, serviceWithPeople, until } from './webhook-receiver';
 
 const HOOKS = '/Service.Admin.WebhookLog';

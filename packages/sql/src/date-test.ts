@@ -1,5 +1,5 @@
 /**
- * A date literal compared in SQL exactly as the core compares it (core query/literal.ts
+ * A date literal compared in SQL exactly as the core compares it (core grammar/literal.ts
  * isoTime, conditions.ts): a string of the ISO_DATE shape (at most 35 characters) that
  * `Date.parse` reads compares by time, any other string by text.
  *
@@ -22,7 +22,7 @@
  * service to judge (no zone is ever 48 hours off UTC), and the test is a superset.
  */
 
-/** The literal's ISO_DATE shape (core query/literal.ts), for PostgreSQL's regex syntax. */
+/** The literal's ISO_DATE shape (core grammar/literal.ts), for PostgreSQL's regex syntax. */
 const ISO_DATE = `'^[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.][0-9]+)?)?(Z|[-+][0-9]{2}:?[0-9]{2})?)?$'`;
 /** `Date.prototype.toISOString` output with fields in range (the day is checked apart). */
 const CANONICAL = `'^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9][.][0-9]{3}Z$'`;

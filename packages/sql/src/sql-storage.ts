@@ -293,7 +293,7 @@ export class SqlStorage implements Storage {
   /**
    * Changes with every write: inserts raise max(id) (never reused), deletes lower the
    * count, updates raise the sum of versions. Admin caches of every instance compare it
-   * (core admin-cache.ts); it reads the whole table, which is fine for admin tables.
+   * (core storage/admin-cache.ts); it reads the whole table, which is fine for admin tables.
    */
   async changeToken(): Promise<string> {
     await this.ready();

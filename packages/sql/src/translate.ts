@@ -4,7 +4,7 @@ import { ASCII, textOf, valueOf } from './indexes.js';
 
 /**
  * Conditions and order translated to PostgreSQL with the evaluator's rules (DESIGN 2-3,
- * core query/conditions.ts, locator.ts, order.ts). Request text never becomes SQL
+ * core query/conditions.ts, grammar/locator.ts, query/order.ts). Request text never becomes SQL
  * source: every key and value is a bind parameter, always sent as text and cast in SQL.
  *
  * Values are read from the `doc jsonb` column into computed columns of a fenced
@@ -17,7 +17,7 @@ export class Params {
   readonly columns: string[] = [];
   private readonly columnOf = new Map<string, string>();
 
-  /** `indexed` names the declared index properties queries may read directly (indexes.ts). */
+  /** `indexed` names the declared index properties queries may read directly (core model/indexes.ts). */
   constructor(private readonly indexed: (lowerName: string) => IndexedProperty | undefined = () => undefined) {}
 
   /** The indexed property a locator reads: one segment naming it in any case (Locator's folding). */

@@ -1,5 +1,5 @@
 import type { Entity } from '../query/conditions.js';
-import type { Result } from '../results.js';
+import type { Result } from '../operations/results.js';
 import type { BodyChunk } from '../http/types.js';
 
 /** What a content type gets to write a result. */

@@ -1,7 +1,7 @@
 import type { CellValue } from 'exceljs';
 import { ServiceError } from '../errors.js';
 import type { Entity } from '../query/conditions.js';
-import type { Result } from '../results.js';
+import type { Result } from '../operations/results.js';
 import type { ContentType } from './content-type.js';
 import { streamWorkbook, type SheetSource } from './excel-stream.js';
 import { inRanges, readTypes, TYPES_SHEET, TypesRecorder, type ColumnTypes, type SheetTypes } from './excel-types.js';

@@ -1,6 +1,6 @@
 import { ServiceError } from '../errors.js';
 import type { Entity } from '../query/conditions.js';
-import type { Result } from '../results.js';
+import type { Result } from '../operations/results.js';
 import type { ContentType, WriteContext } from './content-type.js';
 import { chunked } from './chunked.js';
 

@@ -1,6 +1,6 @@
 /** Helpers for content types that write results as tables (Excel, CSV). */
 import type { Entity } from '../query/conditions.js';
-import type { Result } from '../results.js';
+import type { Result } from '../operations/results.js';
 
 /** The union of the entities' property names, in first-seen order: the header row. */
 export function propertyNames(entities: Iterable<Entity>): string[] {

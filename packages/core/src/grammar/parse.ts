@@ -1,7 +1,7 @@
 import { ServiceError } from '../errors.js';
-import { Lru } from '../lru.js';
-import { Locator } from '../query/locator.js';
-import { parseLiteral, type Literal } from '../query/literal.js';
+import { Lru } from '../util/lru.js';
+import { Locator } from './locator.js';
+import { parseLiteral, type Literal } from './literal.js';
 import type { RawItem } from './ast.js';
 import { pathFormOf } from './query-string.js';
 import { parse as parseRaw } from './uri-parser.js';

@@ -1,7 +1,7 @@
 import type { Condition, Operator } from '../grammar/parse.js';
-import { Lru } from '../lru.js';
+import { Lru } from '../util/lru.js';
 import { valueTest, type Entity, type Predicate } from './conditions.js';
-import type { Locator } from './locator.js';
+import type { Locator } from '../grammar/locator.js';
 import { compareKeys, compareStrings, insertSorted } from './order.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { Condition, Operator } from '../grammar/parse.js';
-import { isoTime, type Literal } from './literal.js';
+import { isoTime, type Literal } from '../grammar/literal.js';
 import { compareStrings } from './order.js';
 
 export type Entity = Record<string, unknown>;

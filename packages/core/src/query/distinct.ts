@@ -1,5 +1,5 @@
 import type { Entity } from './conditions.js';
-import { findKey, type Locator } from './locator.js';
+import { findKey, type Locator } from '../grammar/locator.js';
 import type { MetaConditions } from './meta-conditions.js';
 import type { Projection } from './projection.js';
 

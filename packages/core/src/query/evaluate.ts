@@ -1,6 +1,6 @@
 import type { Condition } from '../grammar/parse.js';
 import { compileConditions, type Entity, type Predicate } from './conditions.js';
-import type { Locator } from './locator.js';
+import type { Locator } from '../grammar/locator.js';
 import type { MetaConditions } from './meta-conditions.js';
 import { compileProjection, type Projection } from './projection.js';
 import { compileSearch, compileSearchRegex, type SearchPredicate } from './search.js';

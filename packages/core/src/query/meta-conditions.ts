@@ -1,6 +1,6 @@
 import { ServiceError } from '../errors.js';
 import type { MetaEntry, MetaKey } from '../grammar/parse.js';
-import { Locator } from './locator.js';
+import { Locator } from '../grammar/locator.js';
 
 export interface Rename {
   from: Locator;

@@ -1,6 +1,6 @@
 import { ServiceError } from '../errors.js';
 import type { Entity } from './conditions.js';
-import { findKey, Locator } from './locator.js';
+import { findKey, Locator } from '../grammar/locator.js';
 import type { MetaConditions } from './meta-conditions.js';
 
 export type Projection = (entity: Entity) => Entity;

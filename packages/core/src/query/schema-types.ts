@@ -1,7 +1,7 @@
 import { ServiceError } from '../errors.js';
 import type { Condition } from '../grammar/parse.js';
-import type { Literal } from './literal.js';
-import { findKey, type Locator } from './locator.js';
+import type { Literal } from '../grammar/literal.js';
+import { findKey, type Locator } from '../grammar/locator.js';
 import type { MetaConditions } from './meta-conditions.js';
 
 export type JsonSchema = {

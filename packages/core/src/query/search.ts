@@ -1,9 +1,9 @@
 import safeRegex from 'safe-regex2';
 import { ServiceError } from '../errors.js';
-import { Lru } from '../lru.js';
+import { Lru } from '../util/lru.js';
 import { jsonTextSearch } from './json-text-search.js';
 import { compileLinear, type LinearRegExp } from './linear-regex.js';
-import { Locator } from './locator.js';
+import { Locator } from '../grammar/locator.js';
 import type { Entity } from './conditions.js';
 
 /** Counts the characters a search scans (scan.ts ScanMeter: it stops a request over its budget). */

@@ -21,8 +21,8 @@ export { MemoryStorage } from './memory.js';
 export { ComputedStorage } from './computed.js';
 export { checkVersions, entityVersion } from './version.js';
 export { compileConditions, type Entity, type Predicate } from '../query/conditions.js';
-export { Locator } from '../query/locator.js';
-export { parseLiteral, type Literal } from '../query/literal.js';
+export { Locator } from '../grammar/locator.js';
+export { parseLiteral, type Literal } from '../grammar/literal.js';
 export { compareValues } from '../query/order.js';
 export {
   parseUri,

@@ -1,6 +1,6 @@
 import type { Condition } from '../grammar/parse.js';
 import type { Entity, Predicate } from '../query/conditions.js';
-import { findKey, type Locator } from '../query/locator.js';
+import { findKey, type Locator } from '../grammar/locator.js';
 
 export type { Entity };
 

@@ -1,12 +1,13 @@
 import { createHmac } from 'node:crypto';
 import type { PlainResponse } from '../http/types.js';
 import { ServiceError } from '../errors.js';
-import { HeldOrigins, Origin } from '../origin.js';
-import type { OutgoingPolicy } from '../local-requests.js';
-import { outgoingFetch, refusedResolved } from './guard.js';
+import { HeldOrigins, Origin } from '../outgoing/origin.js';
+import type { OutgoingPolicy } from '../outgoing/local-requests.js';
+import { outgoingFetch, refusedResolved } from '../outgoing/guard.js';
 import type { DeliveryAttempt, DeliveryLog } from './log.js';
 import type { Outbox, OutboxMessage } from './outbox.js';
-import { buildPayload, collectBody, type PayloadDeps } from './payload.js';
+import { collectBody } from '../outgoing/body.js';
+import { buildPayload, type PayloadDeps } from './payload.js';
 import type { Webhook } from './webhook.js';
 
 export interface WebhookOptions {

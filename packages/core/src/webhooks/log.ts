@@ -1,5 +1,5 @@
 import type { Entity } from '../query/conditions.js';
-import { Locator } from '../query/locator.js';
+import { Locator } from '../grammar/locator.js';
 import { compareValues } from '../query/order.js';
 import type { JsonSchema } from '../query/schema-types.js';
 import { targetOf, type Storage } from '../storage/storage.js';

@@ -1,7 +1,7 @@
 import type { Condition } from '../grammar/parse.js';
 import { compileConditions, type Entity } from '../query/conditions.js';
-import { parseLiteral } from '../query/literal.js';
-import { Locator } from '../query/locator.js';
+import { parseLiteral } from '../grammar/literal.js';
+import { Locator } from '../grammar/locator.js';
 import { compareValues } from '../query/order.js';
 import { targetOf, type Storage, type WriteBatch } from '../storage/storage.js';
 
@@ -24,7 +24,7 @@ export type OutboxMessage = {
   Depth: number;
   /**
    * The client request the event descends from, and how many requests it had caused when
-   * the message was written: what all its messages cause counts against one bound (origin.ts).
+   * the message was written: what all its messages cause counts against one bound (outgoing/origin.ts).
    * Absent in messages written before the bound existed.
    */
   Origin?: string;

@@ -1,10 +1,10 @@
 import { ServiceError } from '../errors.js';
 import { parseUri } from '../grammar/parse.js';
-import type { RaisedEvent } from '../events.js';
+import type { RaisedEvent } from './events.js';
 import { compileConditions, type Entity, type Predicate } from '../query/conditions.js';
 import { typeConditions, type JsonSchema } from '../query/schema-types.js';
-import type { Events } from '../events.js';
-import type { ResourceRegistry } from '../resources.js';
+import type { Events } from './events.js';
+import type { ResourceRegistry } from '../model/resources.js';
 
 /** A compiled event selector `/<Event>[/<conditions>]` (SPEC 6.2). */
 export interface EventSelector {

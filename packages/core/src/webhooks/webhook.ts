@@ -1,14 +1,14 @@
 import { isEntityBody, isStringRecord } from '../content-types/json.js';
-import { Auth } from '../auth.js';
+import { Auth } from '../model/api-keys.js';
 import { randomUUID } from 'node:crypto';
 import { ServiceError } from '../errors.js';
 import { parseUri } from '../grammar/parse.js';
-import type { Caller } from '../caller.js';
+import type { Caller } from '../model/caller.js';
 import { METHODS, type Method } from '../http/types.js';
 import type { Entity } from '../query/conditions.js';
 import type { JsonSchema } from '../query/schema-types.js';
-import type { Protocols } from '../protocols.js';
-import { isAbsolute, refusedHost } from './guard.js';
+import type { Protocols } from '../content-types/protocols.js';
+import { isAbsolute, refusedHost } from '../outgoing/guard.js';
 import { compileSelector, type SelectorCatalog } from './selector.js';
 
 export const WEBHOOK_RESOURCE = 'Service.Admin.Webhook';

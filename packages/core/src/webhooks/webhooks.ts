@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type { RaisedEvent } from '../events.js';
-import { Origin } from '../origin.js';
+import type { RaisedEvent } from './events.js';
+import { Origin } from '../outgoing/origin.js';
 import type { Entity, Predicate } from '../query/conditions.js';
 import type { JsonSchema } from '../query/schema-types.js';
-import { storedRowTest } from '../rules.js';
-import type { OutgoingPolicy } from '../local-requests.js';
-import type { AnyResourceDefinition, ResourceDefinition } from '../resources.js';
+import { storedRowTest } from '../model/rules.js';
+import type { OutgoingPolicy } from '../outgoing/local-requests.js';
+import type { AnyResourceDefinition, ResourceDefinition } from '../model/resources.js';
 import { SELECT_ALL, type Storage } from '../storage/storage.js';
-import { AdminCache } from '../admin-cache.js';
+import { AdminCache } from '../storage/admin-cache.js';
 import { DeliveryWorker, retryDelay, type ResolvedWebhookOptions } from './delivery.js';
 import { DeliveryLog, LOG_RESOURCE, LOG_SCHEMA, type DeliveryAttempt } from './log.js';
 import { Outbox, OUTBOX_STORAGE, type OutboxMessage } from './outbox.js';
@@ -55,7 +55,7 @@ export class Webhooks {
   readonly log: DeliveryLog;
   private readonly storage: Storage;
   private readonly worker: DeliveryWorker;
-  /** Kept current with other instances sharing the storage (admin-cache.ts). */
+  /** Kept current with other instances sharing the storage (storage/admin-cache.ts). */
   private readonly cache: AdminCache<Cache>;
 
   /** The Webhook and WebhookLog resources, for the service to declare. */
@@ -144,7 +144,7 @@ export class Webhooks {
     for (const { webhook, selector, rows } of hooks) {
       if (webhook.IsPaused) continue;
       let selected = select(selector, event);
-      // Only the rows the webhook's author may read (rules.ts): a hidden row is never sent.
+      // Only the rows the webhook's author may read (model/rules.ts): a hidden row is never sent.
       if (rows !== null && Array.isArray(selected)) selected = selected.filter(rows);
       if (selected === null || selected.length === 0) continue;
       if (selected === 'binary')

@@ -1,4 +1,4 @@
-import type { Entity } from './query/conditions.js';
+import type { Entity } from '../query/conditions.js';
 
 /** What an operation produced, before a content type writes it. */
 export type Result =

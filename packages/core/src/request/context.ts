@@ -1,9 +1,9 @@
 import { isUtf8 } from 'node:buffer';
 import { ServiceError } from '../errors.js';
-import { normalizeBasePath } from './base-path.js';
-import { Origin } from '../origin.js';
-import type { Resource } from '../resources.js';
-import type { BodyChunk, HeaderValue, PlainRequest } from './types.js';
+import { normalizeBasePath } from '../http/base-path.js';
+import { Origin } from '../outgoing/origin.js';
+import type { Resource } from '../model/resources.js';
+import type { BodyChunk, HeaderValue, PlainRequest } from '../http/types.js';
 
 export type Headers = Record<string, string>;
 

@@ -1,13 +1,13 @@
-import { Auth } from './auth.js';
-import { ServiceError, type ErrorCode } from './errors.js';
-import type { RequestContext } from './http/context.js';
-import { METHODS, type PlainResponse } from './http/types.js';
-import type { Entity } from './query/conditions.js';
-import type { Result } from './results.js';
+import { Auth } from '../model/api-keys.js';
+import { ServiceError, type ErrorCode } from '../errors.js';
+import type { Origin } from './origin.js';
+import { METHODS, type PlainResponse } from '../http/types.js';
+import type { Entity } from '../query/conditions.js';
+import type { Result } from '../operations/results.js';
 import type { LocalRequests, OutgoingPolicy } from './local-requests.js';
-import type { Protocols } from './protocols.js';
-import { isAbsolute, refusedResolved, outgoingFetch } from './webhooks/guard.js';
-import { collectBody, headerValue, serializeEntities } from './webhooks/payload.js';
+import type { Protocols } from '../content-types/protocols.js';
+import { isAbsolute, refusedResolved, outgoingFetch } from './guard.js';
+import { collectBody, headerValue, serializeEntities } from './body.js';
 
 /**
  * The `Source` and `Destination` request headers (DESIGN 4):
@@ -98,9 +98,18 @@ function passedOn(get: (name: string) => string | null | undefined): Record<stri
   return out;
 }
 
+/** The request whose Source or Destination header is followed (request/context.ts's RequestContext is one). */
+export interface CallingRequest {
+  header(name: string): string | undefined;
+  readonly basePath: string;
+  readonly depth: number;
+  readonly context: unknown;
+  readonly origin: Origin;
+}
+
 async function run(
   deps: HeaderRequestDeps,
-  ctx: RequestContext,
+  ctx: CallingRequest,
   which: Which,
   request: HeaderRequest,
   body: Buffer | null,
@@ -178,7 +187,7 @@ async function run(
 }
 
 /** The entities of a POST, PUT or PATCH whose request names a Source. */
-export async function readSource(deps: HeaderRequestDeps, ctx: RequestContext, value: string): Promise<Entity[]> {
+export async function readSource(deps: HeaderRequestDeps, ctx: CallingRequest, value: string): Promise<Entity[]> {
   const request = parseHeaderRequest(value, 'Source');
   if (request.method !== 'GET') fail('Source', `the source request must be a GET, not ${request.method}`);
   request.headers.accept ??= 'application/json;raw=true';
@@ -201,7 +210,7 @@ export async function readSource(deps: HeaderRequestDeps, ctx: RequestContext, v
 }
 
 /** Sends a GET's entities to the request's Destination; the result is the destination's answer. */
-export async function sendToDestination(deps: HeaderRequestDeps, ctx: RequestContext, result: Result, value: string): Promise<Result> {
+export async function sendToDestination(deps: HeaderRequestDeps, ctx: CallingRequest, result: Result, value: string): Promise<Result> {
   const request = parseHeaderRequest(value, 'Destination');
   const entities = result.kind === 'entities' ? result.entities : result.kind === 'change' ? result.data : [];
   let body: Buffer | null = null;

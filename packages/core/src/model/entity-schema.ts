@@ -1,7 +1,7 @@
 import type { Ajv, ValidateFunction } from 'ajv';
-import { ServiceError } from './errors.js';
-import type { Entity } from './query/conditions.js';
-import type { JsonSchema } from './query/schema-types.js';
+import { ServiceError } from '../errors.js';
+import type { Entity } from '../query/conditions.js';
+import type { JsonSchema } from '../query/schema-types.js';
 
 /**
  * The schema of a resource's entities (DESIGN 13): a JSON Schema, validated with ajv, or

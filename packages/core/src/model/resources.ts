@@ -1,19 +1,19 @@
 import type { Ajv } from 'ajv';
 import type { Caller } from './caller.js';
 import { jsonSchemaOf, validatorOf, type EntitySchema, type Validate } from './entity-schema.js';
-import { ServiceError } from './errors.js';
+import { ServiceError } from '../errors.js';
 import type { ResourceHooks } from './hooks.js';
 import { resolveIndexes, type IndexDefinition } from './indexes.js';
 import { keyConditions, keyProperties } from './key.js';
-import { parseUri, type Condition, type MetaEntry, type ParsedUri } from './grammar/parse.js';
-import { METHODS, type Method } from './http/types.js';
-import type { Entity } from './query/conditions.js';
-import { compileQuery, type CompiledQuery } from './query/evaluate.js';
-import { toMetaConditions } from './query/meta-conditions.js';
-import { checkMetaLocators, typeConditions, type JsonSchema } from './query/schema-types.js';
+import { parseUri, type Condition, type MetaEntry, type ParsedUri } from '../grammar/parse.js';
+import { METHODS, type Method } from '../http/types.js';
+import type { Entity } from '../query/conditions.js';
+import { compileQuery, type CompiledQuery } from '../query/evaluate.js';
+import { toMetaConditions } from '../query/meta-conditions.js';
+import { checkMetaLocators, typeConditions, type JsonSchema } from '../query/schema-types.js';
 import { RowRules, type ResourceRules, type RowRule } from './rules.js';
-import { MemoryStorage } from './storage/memory.js';
-import type { Storage } from './storage/storage.js';
+import { MemoryStorage } from '../storage/memory.js';
+import type { Storage } from '../storage/storage.js';
 
 export type ResourceKind = 'EntityResource' | 'EventResource';
 

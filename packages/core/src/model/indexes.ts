@@ -1,5 +1,5 @@
-import type { JsonSchema } from './query/schema-types.js';
-import type { IndexedProperty, StorageIndex } from './storage/storage.js';
+import type { JsonSchema } from '../query/schema-types.js';
+import type { IndexedProperty, StorageIndex } from '../storage/storage.js';
 
 /**
  * An index a resource declares (ResourceDefinition.indexes): one property, several (in

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { unauthorized, type Authenticate } from './caller.js';
-import { ServiceError } from './errors.js';
+import { ServiceError } from '../errors.js';
 
 /** Which resources (glob patterns, `*` wildcard, case-insensitive) and methods a key may use. */
 export interface ApiKeyRule {

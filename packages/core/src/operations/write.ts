@@ -1,18 +1,18 @@
 // POST, PUT, PATCH and DELETE (hooks, validation, keys, preconditions, safepost), and the
 // operation each method runs; GET, HEAD and REPORT are in read.ts.
-import { ServiceError } from './errors.js';
-import type { Eventually } from './eventually.js';
-import { checkUnique, fillKeys, storedMatches } from './key.js';
-import type { Operation, OperationContext } from './operation-context.js';
-import type { Entity } from './query/conditions.js';
-import { literalValue } from './query/literal.js';
-import { findKey } from './query/locator.js';
+import { ServiceError } from '../errors.js';
+import type { Eventually } from '../util/eventually.js';
+import { checkUnique, fillKeys, storedMatches } from '../model/key.js';
+import type { Operation, OperationContext } from './context.js';
+import type { Entity } from '../query/conditions.js';
+import { literalValue } from '../grammar/literal.js';
+import { findKey } from '../grammar/locator.js';
 import { collect, get, report, selectTargets } from './read.js';
-import type { Resource } from './resources.js';
+import type { Resource } from '../model/resources.js';
 import type { Result } from './results.js';
-import { checkRow } from './rules.js';
-import { keyValues, SELECT_ALL, targetOf } from './storage/storage.js';
-import { checkNoneMatch, checkVersions, entityVersion } from './storage/version.js';
+import { checkRow } from '../model/rules.js';
+import { keyValues, SELECT_ALL, targetOf } from '../storage/storage.js';
+import { checkNoneMatch, checkVersions, entityVersion } from '../storage/version.js';
 
 async function prepare(op: OperationContext, entity: Entity, existing?: Entity): Promise<Entity> {
   const { resource, caller } = op;

@@ -1,12 +1,12 @@
 // An operation's result as the response the adapters write: the status, Content-Type,
 // ETag, a download's Content-Disposition, and the body the negotiated content type writes.
 import type { ContentType } from '../content-types/content-type.js';
-import type { Negotiated } from '../protocols.js';
-import type { Resource } from '../resources.js';
-import type { Result } from '../results.js';
+import type { Negotiated } from '../content-types/protocols.js';
+import type { Resource } from '../model/resources.js';
+import type { Result } from '../operations/results.js';
 import type { RequestContext } from './context.js';
 import { entityTag, versionOf } from './preconditions.js';
-import type { PlainResponse } from './types.js';
+import type { PlainResponse } from '../http/types.js';
 
 function statusOf(method: string, result: Result): number {
   switch (result.kind) {

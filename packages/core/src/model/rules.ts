@@ -1,10 +1,10 @@
 import type { Caller } from './caller.js';
-import { ServiceError } from './errors.js';
-import { parseUri, type Condition } from './grammar/parse.js';
-import type { Method } from './http/types.js';
-import { Lru } from './lru.js';
-import { compileConditions, type Entity, type Predicate } from './query/conditions.js';
-import { typeConditions, type JsonSchema } from './query/schema-types.js';
+import { ServiceError } from '../errors.js';
+import { parseUri, type Condition } from '../grammar/parse.js';
+import type { Method } from '../http/types.js';
+import { Lru } from '../util/lru.js';
+import { compileConditions, type Entity, type Predicate } from '../query/conditions.js';
+import { typeConditions, type JsonSchema } from '../query/schema-types.js';
 
 /**
  * Who may use a resource, and which of its rows (DESIGN 13). Both are asked with the

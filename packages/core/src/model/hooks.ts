@@ -1,5 +1,5 @@
 import type { Caller } from './caller.js';
-import type { Entity } from './query/conditions.js';
+import type { Entity } from '../query/conditions.js';
 
 /**
  * An app's hooks on one resource (DESIGN 13). Each gets the caller (context, principal).

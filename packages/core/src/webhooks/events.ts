@@ -1,5 +1,5 @@
-import type { Origin } from './origin.js';
-import type { Entity } from './query/conditions.js';
+import type { Origin } from '../outgoing/origin.js';
+import type { Entity } from '../query/conditions.js';
 
 export interface EventDefinition {
   description?: string;

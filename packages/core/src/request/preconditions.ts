@@ -7,9 +7,9 @@
  * refuses it (412) while the entity is at a named version (`*`: exists at all).
  */
 import { ServiceError } from '../errors.js';
-import type { Result } from '../results.js';
+import type { Result } from '../operations/results.js';
 import type { RequestContext } from './context.js';
-import type { PlainResponse } from './types.js';
+import type { PlainResponse } from '../http/types.js';
 
 /** The `ETag` of a stored version: a strong entity tag. */
 export function entityTag(version: string): string {

@@ -1,9 +1,9 @@
-import type { Caller } from './caller.js';
-import type { Entity } from './query/conditions.js';
-import type { CompiledQuery } from './query/evaluate.js';
-import type { Resource } from './resources.js';
+import type { Caller } from '../model/caller.js';
+import type { Entity } from '../query/conditions.js';
+import type { CompiledQuery } from '../query/evaluate.js';
+import type { Resource } from '../model/resources.js';
 import type { Result } from './results.js';
-import type { RowRule } from './rules.js';
+import type { RowRule } from '../model/rules.js';
 
 /** What operations need from the service. */
 export interface OperationContext {

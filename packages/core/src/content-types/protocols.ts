@@ -1,11 +1,11 @@
-import { ServiceError } from './errors.js';
-import type { ContentType, ProtocolProvider } from './content-types/content-type.js';
-import { excel } from './content-types/excel.js';
-import { json } from './content-types/json.js';
-import { jsonLines } from './content-types/json-lines.js';
-import { negotiate, parseAccept, parseMediaType } from './content-types/negotiation.js';
-import { Lru } from './lru.js';
-import type { Entity } from './query/conditions.js';
+import { ServiceError } from '../errors.js';
+import type { ContentType, ProtocolProvider } from './content-type.js';
+import { excel } from './excel.js';
+import { json } from './json.js';
+import { jsonLines } from './json-lines.js';
+import { negotiate, parseAccept, parseMediaType } from './negotiation.js';
+import { Lru } from '../util/lru.js';
+import type { Entity } from '../query/conditions.js';
 
 export interface Negotiated {
   contentType: ContentType;

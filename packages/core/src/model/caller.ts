@@ -1,5 +1,5 @@
-import { ServiceError } from './errors.js';
-import type { Method } from './http/types.js';
+import { ServiceError } from '../errors.js';
+import type { Method } from '../http/types.js';
 
 /**
  * Who is calling: the app's own request context (from the adapter's `context` option or

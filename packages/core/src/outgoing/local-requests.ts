@@ -1,5 +1,5 @@
-import type { ServiceError } from './errors.js';
-import type { PlainRequest, PlainResponse } from './http/types.js';
+import type { ServiceError } from '../errors.js';
+import type { PlainRequest, PlainResponse } from '../http/types.js';
 import type { Origin } from './origin.js';
 
 /**

@@ -3,12 +3,12 @@
  * asks for OpenAPI gets the document, a browser gets the explorer page. Everything is
  * served by the service itself, nothing from other hosts.
  */
-import { parseAccept } from './content-types/negotiation.js';
-import { explorerPage } from './explorer.js';
-import type { RequestContext } from './http/context.js';
-import type { PlainResponse } from './http/types.js';
-import { OPENAPI_MEDIA_TYPES, type OpenApiOptions } from './openapi.js';
-import type { Protocols } from './protocols.js';
+import { parseAccept } from '../content-types/negotiation.js';
+import { explorerPage } from '../admin/explorer.js';
+import type { RequestContext } from './context.js';
+import type { PlainResponse } from '../http/types.js';
+import { OPENAPI_MEDIA_TYPES, type OpenApiOptions } from '../admin/openapi.js';
+import type { Protocols } from '../content-types/protocols.js';
 
 /** What `GET /` is answered from. */
 export interface RootHost {

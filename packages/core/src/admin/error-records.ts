@@ -1,12 +1,11 @@
-import { MAX_NESTING_LIMIT, nestsDeeperThan } from './content-types/nesting.js';
+import { MAX_NESTING_LIMIT, nestsDeeperThan } from '../content-types/nesting.js';
 import { randomBytes } from 'node:crypto';
-import { Auth } from './auth.js';
-import { ServiceError } from './errors.js';
-import type { RequestContext } from './http/context.js';
-import type { ErrorBody } from './results.js';
-import type { Entity } from './query/conditions.js';
-import { Locator } from './query/locator.js';
-import { targetOf, type Storage } from './storage/storage.js';
+import { Auth } from '../model/api-keys.js';
+import { ServiceError } from '../errors.js';
+import type { Resource } from '../model/resources.js';
+import type { Entity } from '../query/conditions.js';
+import { Locator } from '../grammar/locator.js';
+import { targetOf, type Storage } from '../storage/storage.js';
 
 export const ERROR_RESOURCE = 'Service.Admin.Error';
 
@@ -26,6 +25,17 @@ export type ErrorRecord = {
   Body: string;
 };
 
+/** What an Error record keeps of the request that failed (request/context.ts's RequestContext is one). */
+export interface FailedRequest {
+  readonly time: Date;
+  readonly resource: Resource | null;
+  readonly method: string;
+  readonly basePath: string;
+  readonly uri: string;
+  readonly clientHeaders: Readonly<Record<string, string>>;
+  bodyTextForRecord(): Promise<string>;
+}
+
 /**
  * Error records (SPEC 2.5): every error response but 401 is stored, newest `max` kept,
  * secrets redacted. The response links to its record through ErrorInfo.
@@ -41,7 +51,7 @@ export class ErrorRecords {
     private readonly max: number,
   ) {}
 
-  async record(ctx: RequestContext, error: ServiceError): Promise<string> {
+  async record(ctx: FailedRequest, error: ServiceError): Promise<string> {
     const id = `${this.prefix}${(++this.counter).toString(36)}`;
     const entity: ErrorRecord = {
       Id: id,
@@ -184,21 +194,4 @@ export function renderHeaders(headers: Record<string, string>): string {
         `${name}: ${Auth.isSecretHeader(name) ? '*****' : name === 'source' || name === 'destination' ? Auth.redactInline(value) : value}`,
     )
     .join(' | ');
-}
-
-export function errorBody(error: ServiceError, ctx: RequestContext, moreInfoAt: string | undefined): ErrorBody {
-  const body: ErrorBody = {
-    Status: 'fail',
-    ErrorType: `Service.Results.${error.code}`,
-    ErrorCode: error.code,
-    Message: error.publicMessage,
-    TimeStamp: ctx.time.toISOString(),
-    Uri: ctx.basePath + ctx.uri,
-    TimeElapsedMs: ctx.elapsedMs(),
-  };
-  if (error.data !== undefined) body.Data = error.data;
-  if (moreInfoAt !== undefined) body.MoreInfoAt = moreInfoAt;
-  // Keep the documented key order: Data and MoreInfoAt come before TimeStamp.
-  const { TimeStamp, Uri, TimeElapsedMs, ...head } = body;
-  return { ...head, TimeStamp, Uri, TimeElapsedMs } as ErrorBody;
 }

@@ -4,12 +4,12 @@
  * query parameters, so they are described as two path parameters with the grammar in
  * their descriptions (and in `info.description`).
  */
-import { ERROR_CODES } from './errors.js';
-import { META_KEYS } from './grammar/parse.js';
-import type { Method } from './http/types.js';
-import type { Resource, ResourceRegistry } from './resources.js';
-import type { Events } from './events.js';
-import type { Protocols } from './protocols.js';
+import { ERROR_CODES } from '../errors.js';
+import { META_KEYS } from '../grammar/parse.js';
+import type { Method } from '../http/types.js';
+import type { Resource, ResourceRegistry } from '../model/resources.js';
+import type { Events } from '../webhooks/events.js';
+import type { Protocols } from '../content-types/protocols.js';
 
 export interface OpenApiOptions {
   /** Mount path of the service (`/api`); the document's server URL. */

@@ -5,13 +5,13 @@
  * (integers: the next value; otherwise a UUID); an insert whose key is taken is 409.
  */
 import { randomUUID } from 'node:crypto';
-import { ServiceError } from './errors.js';
-import type { Condition } from './grammar/parse.js';
-import { compileConditions, type Entity } from './query/conditions.js';
-import { parseLiteral } from './query/literal.js';
-import { findKey, Locator } from './query/locator.js';
-import type { JsonSchema } from './query/schema-types.js';
-import { SELECT_ALL, type Storage } from './storage/storage.js';
+import { ServiceError } from '../errors.js';
+import type { Condition } from '../grammar/parse.js';
+import { compileConditions, type Entity } from '../query/conditions.js';
+import { parseLiteral } from '../grammar/literal.js';
+import { findKey, Locator } from '../grammar/locator.js';
+import type { JsonSchema } from '../query/schema-types.js';
+import { SELECT_ALL, type Storage } from '../storage/storage.js';
 
 /** The declared key as a list of property names, or null. */
 export function keyProperties(key: string | readonly string[] | undefined, resource: string): readonly string[] | null {

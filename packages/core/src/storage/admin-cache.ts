@@ -1,4 +1,4 @@
-import type { Storage } from './storage/storage.js';
+import type { Storage } from './storage.js';
 
 /** How often a cache asks a shared storage whether another instance changed it. */
 export const RECHECK_MS = 500;

@@ -1,13 +1,12 @@
-import { AdminCache } from './admin-cache.js';
-import { isEntityBody, isStringRecord } from './content-types/json.js';
-import { ServiceError } from './errors.js';
-import { parseUri, type ParsedUri } from './grammar/parse.js';
-import type { RequestContext } from './http/context.js';
-import { Lru } from './lru.js';
-import type { Protocols } from './protocols.js';
-import type { Entity } from './query/conditions.js';
-import type { ResourceDefinition } from './resources.js';
-import { SELECT_ALL, type Storage, type WriteBatch } from './storage/storage.js';
+import { AdminCache } from '../storage/admin-cache.js';
+import { isEntityBody, isStringRecord } from '../content-types/json.js';
+import { ServiceError } from '../errors.js';
+import { parseUri, type ParsedUri } from '../grammar/parse.js';
+import { Lru } from '../util/lru.js';
+import type { Protocols } from '../content-types/protocols.js';
+import type { Entity } from '../query/conditions.js';
+import type { ResourceDefinition } from '../model/resources.js';
+import { SELECT_ALL, type Storage, type WriteBatch } from '../storage/storage.js';
 
 export const MACRO_RESOURCE = 'Service.Admin.Macro';
 /** How many macros one call may pass through (a -> b -> c ...). */
@@ -82,7 +81,7 @@ export class Macros {
   }
 
   /** Rewrites a macro call into the request it stands for (rules 1-9 of SPEC 4.5). */
-  async rewrite(parsed: ParsedUri, ctx: RequestContext): Promise<ParsedUri> {
+  async rewrite(parsed: ParsedUri, ctx: MacroCall): Promise<ParsedUri> {
     // Checking the macros first lets another instance's change drop the cached rewrites;
     // a rewrite from macros that a write overtook meanwhile is not cached.
     const generation = this.byName.version;
@@ -237,7 +236,15 @@ function invalid(property: string, message: string): never {
 }
 
 /** Rules 6 and 7: macro headers fill in (or replace), the macro body stands in (or replaces). */
-async function applyHeadersAndBody(macro: Macro, ctx: RequestContext, protocols: Protocols): Promise<void> {
+/** The request a macro rewrites (request/context.ts's RequestContext is one). */
+export interface MacroCall {
+  readonly uri: string;
+  headers: Record<string, string>;
+  body(): Promise<Uint8Array | null>;
+  replaceBody(body: Uint8Array): void;
+}
+
+async function applyHeadersAndBody(macro: Macro, ctx: MacroCall, protocols: Protocols): Promise<void> {
   if (macro.Headers) {
     const headers = { ...ctx.headers };
     for (const [name, value] of Object.entries(macro.Headers)) {

@@ -1,17 +1,17 @@
 // GET, HEAD and REPORT: the entities a query selects, read from the storage and made the
 // answer's output (the rest of the query applied here), and the stored entities a write targets.
-import { isPromise, type Eventually } from './eventually.js';
-import type { Operation, OperationContext } from './operation-context.js';
-import type { Entity, Predicate } from './query/conditions.js';
-import { evaluate, pagingCanBePushedDown, type CompiledQuery, type EvaluateOptions } from './query/evaluate.js';
-import type { Locator } from './query/locator.js';
-import { DEFAULT_SEARCH_BUDGET, scanSearch } from './query/scan.js';
-import { parseSearchSettings, type SearchPredicate } from './query/search.js';
-import type { Resource } from './resources.js';
+import { isPromise, type Eventually } from '../util/eventually.js';
+import type { Operation, OperationContext } from './context.js';
+import type { Entity, Predicate } from '../query/conditions.js';
+import { evaluate, pagingCanBePushedDown, type CompiledQuery, type EvaluateOptions } from '../query/evaluate.js';
+import type { Locator } from '../grammar/locator.js';
+import { DEFAULT_SEARCH_BUDGET, scanSearch } from '../query/scan.js';
+import { parseSearchSettings, type SearchPredicate } from '../query/search.js';
+import type { Resource } from '../model/resources.js';
 import type { Result } from './results.js';
-import type { RowRule } from './rules.js';
-import { SELECT_ALL, type SelectQuery, type SelectResult } from './storage/storage.js';
-import { entityVersion } from './storage/version.js';
+import type { RowRule } from '../model/rules.js';
+import { SELECT_ALL, type SelectQuery, type SelectResult } from '../storage/storage.js';
+import { entityVersion } from '../storage/version.js';
 
 /**
  * The entities a GET returns (output form, projected): at once when the storage answers

@@ -1,0 +1,90 @@
+import { checkNesting } from '../content-types/nesting.js';
+import type { Negotiated } from '../content-types/protocols.js';
+import { ServiceError } from '../errors.js';
+import type { Caller } from '../model/caller.js';
+import type { Resource } from '../model/resources.js';
+import type { RowRule } from '../model/rules.js';
+import type { OperationContext } from '../operations/context.js';
+import { readSource } from '../outgoing/source-destination.js';
+import type { Entity } from '../query/conditions.js';
+import type { CompiledQuery } from '../query/evaluate.js';
+import type { RequestContext } from './context.js';
+import type { PipelineHost } from './host.js';
+import { writeConditions } from './preconditions.js';
+
+/**
+ * What an operation gets of its request: one object, its body read and its events raised
+ * only when the operation asks (a GET does neither, so it makes no closures for them).
+ */
+export class Operating implements OperationContext {
+  readonly searchBudget: number;
+  readonly ifMatch?: string[];
+  readonly ifNoneMatch?: string[];
+  private reading: Promise<Entity[]> | undefined;
+  private authorizing: ((resource: string, method: string) => void) | undefined;
+
+  constructor(
+    private readonly service: PipelineHost,
+    private readonly ctx: RequestContext,
+    readonly resource: Resource,
+    readonly query: CompiledQuery,
+    readonly caller: Caller,
+    readonly rows: RowRule | null,
+    private readonly output: Negotiated,
+  ) {
+    this.searchBudget = service.options.searchBudget;
+    const conditions = writeConditions(ctx);
+    this.ifMatch = conditions.ifMatch;
+    this.ifNoneMatch = conditions.ifNoneMatch;
+  }
+
+  /** Whether a GET's answer is written one entity at a time (SelectQuery.stream); read by GET only. */
+  get stream(): boolean {
+    return this.ctx.method === 'GET' && this.output.contentType.streams === true && streamable(this.ctx);
+  }
+
+  /** The caller's rights on another resource; a function of its own, as hooks get it (`beforeWrite`). */
+  get authorize(): (resource: string, method: string) => void {
+    return (this.authorizing ??= (resource, method) => this.service.authorize(this.caller, resource, method));
+  }
+
+  /** Read once: a retried operation (Conflict) or a Source GET must not run twice. */
+  input(): Promise<Entity[]> {
+    return (this.reading ??= readInput(this.service, this.ctx));
+  }
+
+  changed(kind: 'Inserted' | 'Updated' | 'Deleted', entities: Entity[]): Promise<void> {
+    return changed(this.service, this.resource, kind, entities, this.ctx);
+  }
+}
+
+/** The entities a POST/PUT/PATCH writes: from the body (or the Source header). */
+async function readInput(host: PipelineHost, ctx: RequestContext): Promise<Entity[]> {
+  const entities = await readEntities(host, ctx);
+  // Before anything walks them: deeper input would overflow recursive code (stringify, copies).
+  checkNesting(entities, host.options.maxNestingDepth);
+  return entities;
+}
+
+async function readEntities(host: PipelineHost, ctx: RequestContext): Promise<Entity[]> {
+  const source = ctx.header('source');
+  if (source !== undefined) return readSource(host.headerRequests, ctx, source);
+  const body = await ctx.body();
+  if (body === null) throw new ServiceError('NoDataSource', `${ctx.method} needs a body (one entity or an array of entities)`);
+  const { contentType, params } = host.protocols.forContentType(ctx.header('content-type'));
+  return contentType.read!(body, { params });
+}
+
+async function changed(service: PipelineHost, resource: Resource, kind: string, entities: Entity[], ctx: RequestContext): Promise<void> {
+  if (resource.raisesEvents && entities.length > 0)
+    await service.events.raise(
+      `${resource.name}.${kind}`,
+      entities.map((e) => resource.output(e)),
+      { depth: ctx.depth, origin: ctx.origin },
+    );
+}
+
+/** Whether a GET's answer may be written while the storage still reads it: nothing needs it whole first (a Destination, If-Match, If-None-Match). */
+function streamable(ctx: RequestContext): boolean {
+  return ctx.header('destination') === undefined && ctx.header('if-match') === undefined && ctx.header('if-none-match') === undefined;
+}

@@ -1,0 +1,148 @@
+import { ServiceError } from '../errors.js';
+import { parseUri, type ParsedUri } from '../grammar/parse.js';
+import type { PlainRequest, PlainResponse } from '../http/types.js';
+import { ruleMethod, type Caller } from '../model/caller.js';
+import type { Resource } from '../model/resources.js';
+import type { Negotiated } from '../content-types/protocols.js';
+import type { Result } from '../operations/results.js';
+import { OPERATIONS } from '../operations/write.js';
+import type { Origin } from '../outgoing/origin.js';
+import { sendToDestination } from '../outgoing/source-destination.js';
+import type { Entity } from '../query/conditions.js';
+import { isPromise, type Eventually } from '../util/eventually.js';
+import { RequestContext } from './context.js';
+import { errorResponse } from './error-response.js';
+import { LISTING, type PipelineHost } from './host.js';
+import { Operating } from './operating.js';
+import { checkRead } from './preconditions.js';
+import { respond } from './respond.js';
+import { rootResponse } from './root.js';
+
+/**
+ * The request pipeline, in order:
+ * auth -> parse -> macro rewrite -> resolve resource -> operation (reading the body)
+ * -> write result. Every failure is a ServiceError turned into a response in one place.
+ */
+export function handle(
+  service: PipelineHost,
+  request: PlainRequest,
+  depth = 0,
+  context?: unknown,
+  origin?: Origin,
+): Promise<PlainResponse> {
+  const response = answer(service, request, depth, context, origin);
+  return isPromise(response) ? response : Promise.resolve(response);
+}
+
+/**
+ * `handle`, answered in the caller's turn when no step waits (no async authenticator,
+ * macro or hook, a storage that answers at once: a GET from the memory storage), else a
+ * promise. Each step runs the next at once when it has its value: the same steps in the
+ * same order either way, only without the promise hops (docs/performance.md).
+ */
+export function answer(
+  service: PipelineHost,
+  request: PlainRequest,
+  depth = 0,
+  context?: unknown,
+  origin?: Origin,
+): Eventually<PlainResponse> {
+  const ctx = new RequestContext(request, service.options.maxBodyBytes, depth, context, origin);
+  try {
+    const described = rootResponse(service, ctx);
+    // A failure (401) is answered as any other.
+    if (described !== undefined) return isPromise(described) ? answered(service, ctx, described) : described;
+    const principal = service.authenticate(ctx);
+    const response = principal instanceof Promise ? authenticatedLater(service, ctx, principal) : authenticated(service, ctx, principal);
+    return isPromise(response) ? answered(service, ctx, response) : response;
+  } catch (e) {
+    return errorResponse(service, ctx, e);
+  }
+}
+
+// The steps' continuations through promises are functions of their own (here and below):
+// a closure in a step would cost every request an allocation, waiting or not.
+
+/** The response a step will give, or the error response if it fails. */
+async function answered(service: PipelineHost, ctx: RequestContext, response: PromiseLike<PlainResponse>): Promise<PlainResponse> {
+  try {
+    return await response;
+  } catch (e) {
+    return errorResponse(service, ctx, e);
+  }
+}
+
+async function authenticatedLater(service: PipelineHost, ctx: RequestContext, principal: Promise<unknown>): Promise<PlainResponse> {
+  return authenticated(service, ctx, await principal);
+}
+
+function authenticated(service: PipelineHost, ctx: RequestContext, principal: unknown): Eventually<PlainResponse> {
+  ctx.principal = principal;
+  const parsed = parseUri(ctx.uri);
+  return parsed.macro ? rewritten(service, ctx, parsed) : run(service, ctx, parsed);
+}
+
+async function rewritten(service: PipelineHost, ctx: RequestContext, parsed: ParsedUri): Promise<PlainResponse> {
+  return run(service, ctx, await service.macros.rewrite(parsed, ctx));
+}
+
+/** The operation on the resolved resource, then its result written (or sent to a Destination). */
+function run(service: PipelineHost, ctx: RequestContext, parsed: ParsedUri): Eventually<PlainResponse> {
+  const resource = service.resources.resolve(parsed.resource === '' ? LISTING : parsed.resource);
+  ctx.resource = resource;
+  // A bare value (`/posts/1`) is no error for a resource with a key.
+  if (parsed.error && !(parsed.bare !== undefined && resource.key)) throw parsed.error;
+  const caller: Caller = { context: ctx.context, principal: ctx.principal, method: ctx.method };
+  service.authorize(caller, resource.name, ctx.method);
+  const operation = OPERATIONS[ctx.method];
+  if (!operation || !resource.allows(ctx.method)) {
+    throw new ServiceError('MethodNotAllowed', `${ctx.method} is not allowed on '${resource.name}'`, {
+      headers: { allow: resource.methods.join(', ') },
+    });
+  }
+  const rows = resource.rows(caller, ruleMethod(ctx.method));
+  const query = resource.query(parsed, rows);
+  const output = service.protocols.forAccept(ctx.header('accept'));
+  const result = operation(new Operating(service, ctx, resource, query, caller, rows, output));
+  return isPromise(result) ? finishLater(service, ctx, resource, output, result) : finish(service, ctx, resource, output, result);
+}
+
+async function finishLater(
+  service: PipelineHost,
+  ctx: RequestContext,
+  resource: Resource,
+  output: Negotiated,
+  result: PromiseLike<Result>,
+): Promise<PlainResponse> {
+  return finish(service, ctx, resource, output, await result);
+}
+
+function finish(
+  service: PipelineHost,
+  ctx: RequestContext,
+  resource: Resource,
+  output: Negotiated,
+  result: Result,
+): Eventually<PlainResponse> {
+  const destination = ctx.method === 'GET' ? ctx.header('destination') : undefined;
+  if (destination !== undefined) return sent(ctx, resource, output, sendToDestination(service.headerRequests, ctx, result, destination));
+  if (result.kind === 'stream') result = { kind: 'stream', entities: reported(service, ctx, result.entities) };
+  return checkRead(ctx, result) ?? respond(ctx, resource, output, result);
+}
+
+/**
+ * A stream's entities, a failure while they are read reported as any other (onError, an
+ * Error record) before it cuts the body short: the status went out, the error must not be lost.
+ */
+async function* reported(service: PipelineHost, ctx: RequestContext, entities: AsyncIterable<Entity>): AsyncGenerator<Entity> {
+  try {
+    yield* entities;
+  } catch (e) {
+    await errorResponse(service, ctx, e);
+    throw e;
+  }
+}
+
+async function sent(ctx: RequestContext, resource: Resource, output: Negotiated, result: Promise<Result>): Promise<PlainResponse> {
+  return respond(ctx, resource, output, await result);
+}
