@@ -58,6 +58,22 @@ describe('a bare value in the conditions position addresses the key', () => {
     expect(r.json.ErrorCode).toBe('InvalidConditionOperator');
     expect(r.json.Message).toMatch(/write <property>=<value>, e\.g\. id=1/);
   });
+
+  test('what follows a key must parse: a nested route is 400 and never reaches the parent', async () => {
+    service.addResource({ name: 'posts', key: 'id', storage: new MemoryStorage([{ id: 20, title: 'x' }]) });
+    for (const method of ['GET', 'DELETE', 'PATCH', 'PUT', 'POST'] as const) {
+      const r = await call(service, method, '/posts/20/comments', { body: { body: 'hi', id: 20 } });
+      expect(r.status).toBe(400);
+      expect(r.json.ErrorCode).toBe('InvalidUriSyntax');
+      expect(r.json.Message).toMatch(/'comments'.*no nested routes.*\/comments\/postId=20/);
+    }
+    for (const uri of ['/posts/20/foo', '/posts/20/limit', '/posts/20/limit=2/extra', '/posts/20/limit=x', '/posts/20?x=1']) {
+      const r = await call(service, 'DELETE', uri);
+      expect([r.status, uri]).toEqual([400, uri]);
+    }
+    expect((await call(service, 'GET', '/posts', { headers: RAW })).json).toEqual([{ id: 20, title: 'x' }]);
+    expect((await call(service, 'GET', '/posts/20/select=title', { headers: RAW })).json).toEqual([{ title: 'x' }]);
+  });
 });
 
 describe('POST fills a missing key', () => {

@@ -59,6 +59,12 @@ export interface ParsedUri {
   bare?: string;
   /** `bare` split at its commas before decoding, so `%2C` stays inside a composite key's value. */
   bareValues?: string[];
+  /**
+   * With `bare`: the first problem in the rest of the URI (meta-conditions, extra parts, a
+   * query string). It stands even when the bare value is a key: `/posts/20/comments` is a 400,
+   * never a request on post 20 (docs/keys.md).
+   */
+  restError?: ServiceError | null;
 }
 
 const cache = new Lru<string, ParsedUri>(2000);
@@ -92,6 +98,7 @@ function parseUncached(uri: string): ParsedUri {
   const resource = decode(raw.resource.name, 'resource name');
   const view = raw.resource.view === null ? null : decode(raw.resource.view, 'view name');
   let error: ServiceError | null = tooManyParts ?? queryStringError(uri, path);
+  let restError = error;
   let conditions: Condition[] = [];
   let meta: MetaEntry[] = [];
   const items = raw.conditions ?? [];
@@ -111,14 +118,30 @@ function parseUncached(uri: string): ParsedUri {
   }
   try {
     conditions = bare === undefined ? items.map(toCondition) : [];
+    if (bare !== undefined) restError ??= nestedRoute(resource, bare, raw.meta);
     meta = (raw.meta ?? []).map(toMetaEntry);
   } catch (e) {
     if (!ServiceError.is(e)) throw e;
     error ??= e;
+    restError ??= e;
   }
   return bare === undefined
     ? { resource, macro: raw.resource.macro, view: view === '' ? null : view, conditions, meta, error }
-    : { resource, macro: raw.resource.macro, view: view === '' ? null : view, conditions, meta, error, bare, bareValues };
+    : { resource, macro: raw.resource.macro, view: view === '' ? null : view, conditions, meta, error, bare, bareValues, restError };
+}
+
+/**
+ * `/posts/20/comments` (a json-server nested route) is no meta-condition: a 400 naming the
+ * part and saying how to write it as a condition on the child (docs/keys.md).
+ */
+function nestedRoute(resource: string, bare: string, meta: RawItem[] | null): ServiceError | null {
+  if (meta === null || meta.length !== 1 || meta[0].op !== null || !/^[A-Za-z_][\w-]*$/.test(meta[0].text)) return null;
+  const child = meta[0].text;
+  const parent = resource.length > 1 && /s$/i.test(resource) ? resource.slice(0, -1) : resource;
+  return new ServiceError(
+    'InvalidUriSyntax',
+    `'${short(child)}' at position ${meta[0].offset} follows the key '${short(bare)}' of '${short(resource)}', but it is no meta-condition (<name>=<value>) and there are no nested routes: to address the ${short(child)} of ${short(resource)} ${short(bare)}, write a condition on the child's property that holds the key, e.g. /${short(child)}/${short(parent)}Id=${short(bare)}`,
+  );
 }
 
 /** `?...` is never read: a 400 that shows the same query in the path (a fragment is ignored). */

@@ -90,8 +90,9 @@ async function rewritten(service: PipelineHost, ctx: RequestContext, parsed: Par
 function run(service: PipelineHost, ctx: RequestContext, parsed: ParsedUri): Eventually<PlainResponse> {
   const resource = service.resources.resolve(parsed.resource === '' ? LISTING : parsed.resource);
   ctx.resource = resource;
-  // A bare value (`/posts/1`) is no error for a resource with a key.
-  if (parsed.error && !(parsed.bare !== undefined && resource.key)) throw parsed.error;
+  // A bare value (`/posts/1`) is no error for a resource with a key; the rest of the URI must still parse.
+  const error = parsed.bare !== undefined && resource.key ? parsed.restError : parsed.error;
+  if (error) throw error;
   const caller: Caller = { context: ctx.context, principal: ctx.principal, method: ctx.method };
   service.authorize(caller, resource.name, ctx.method);
   const operation = OPERATIONS[ctx.method];
