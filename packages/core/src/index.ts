@@ -3,6 +3,7 @@
  * `@resourcery/core/storage` (the query model a storage receives and its helpers).
  */
 export { createService, Service, type ServiceOptions } from './service.js';
+export type { AdminOptions } from './admin/access.js';
 export type { ErrorInfo } from './request/host.js';
 export type { Caller, CallerRequest, Authenticate, HandleOptions } from './model/caller.js';
 export type { ResourceRules } from './model/rules.js';

@@ -5,6 +5,7 @@ import { ruleMethod, runAuthenticate, type Authenticate, type Caller, type Handl
 import type { ProtocolProvider } from './content-types/content-type.js';
 import { DEFAULT_MAX_NESTING, MAX_NESTING_LIMIT } from './content-types/nesting.js';
 import { ERROR_RESOURCE, ErrorRecords, type ErrorRecord } from './admin/error-records.js';
+import { adminRules, checkAdminOptions, defaultPrincipalName, type AdminOptions } from './admin/access.js';
 import { ServiceError } from './errors.js';
 import { Events, type EventDefinition, type EventPayload } from './webhooks/events.js';
 import { isPromise, type Eventually } from './util/eventually.js';
@@ -32,6 +33,11 @@ import { resolveWebhookOptions, type WebhookOptions } from './webhooks/delivery.
 import { Webhooks } from './webhooks/webhooks.js';
 
 export interface ServiceOptions {
+  /**
+   * Who may use the built-in admin resources (Error records, macros, webhooks, their log).
+   * With `authenticate` they are closed until rules here open them (docs/security.md).
+   */
+  admin?: AdminOptions;
   /** API keys (the built-in authenticator); none, and no `authenticate`, means the service is open. */
   apiKeys?: ApiKeyConfig[];
   /** Who is calling: a principal from the request and the app's context, or a throw (401). Replaces `apiKeys`. */
@@ -153,8 +159,9 @@ export class Service {
       events: false,
     });
     const errorStorage = this.adminStorage(ERROR_RESOURCE);
-    this.errors = new ErrorRecords(errorStorage, this.options.maxErrorRecords);
-    this.addResource<ErrorRecord>({
+    checkAdminOptions(options.admin);
+    this.errors = new ErrorRecords(errorStorage, this.options.maxErrorRecords, options.admin?.principalName ?? defaultPrincipalName);
+    this.addBuiltIn<ErrorRecord>({
       name: ERROR_RESOURCE,
       description: 'Records of failed requests',
       methods: ['GET', 'DELETE', 'REPORT', 'HEAD'],
@@ -162,7 +169,7 @@ export class Service {
       events: false,
     });
     this.macros = new Macros(this.adminStorage(MACRO_RESOURCE), this.protocols);
-    this.addResource(this.macros.definition);
+    this.addBuiltIn(this.macros.definition);
     const webhookOptions = resolveWebhookOptions(this.options.webhooks);
     const outgoing = { allowPrivate: this.options.allowPrivateDestinations, timeoutMs: webhookOptions.timeoutMs };
     // Built before the pipeline that answers them: local requests only run once requests do.
@@ -182,7 +189,7 @@ export class Service {
       options: webhookOptions,
       storage: (name) => this.adminStorage(name),
     });
-    for (const definition of this.webhooks.definitions) this.addResource(definition);
+    for (const definition of this.webhooks.definitions) this.addBuiltIn(definition);
     this.onClose(() => this.webhooks.close());
     this.host = {
       resources: this.resources,
@@ -223,6 +230,13 @@ export class Service {
       }
     }
     return resource;
+  }
+
+  /** A built-in admin resource, with the rules `admin` gives it (admin/access.ts). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the admin resources' own entity types
+  private addBuiltIn<T extends object, O extends object = T>(definition: ResourceDefinition<T, O, any, any>): void {
+    const rules = adminRules(definition.name, this.options.admin, this.options.authenticate !== undefined);
+    this.addResource(rules === undefined ? definition : { ...definition, rules: rules as ResourceDefinition<T, O>['rules'] });
   }
 
   /** Declares an event resource; `contentType` makes it a binary event. */

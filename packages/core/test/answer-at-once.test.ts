@@ -31,6 +31,7 @@ function serviceOver(storage: Storage, waits: boolean, macros: Storage): Service
   const service = createService({
     authenticate: waits ? async () => 'someone' : () => 'someone',
     adminStorage: (name) => (name === 'Service.Admin.Macro' ? macros : undefined),
+    admin: { rules: { allow: () => true } },
   });
   service.addResource({ name: 'Person', key: 'Id', storage });
   service.addResource({ name: 'Hidden', storage: waits ? later(new MemoryStorage(PEOPLE)) : new MemoryStorage(PEOPLE), methods: ['POST'] });

@@ -98,7 +98,7 @@ describe('an error response has the documented body and links to its record', ()
 });
 
 describe('the Error record describes the failed request', () => {
-  test('it has Id, Time, ResourceName, Action, Method, ErrorCode, StackTrace, Message, Uri, Headers, Body', async () => {
+  test('it has Id, Time, ResourceName, Action, Method, ErrorCode, StackTrace, Message, Uri, Headers, Body, Principal', async () => {
     const r = await call(service, 'GET', '/Lab.Nothing/Code=1', { headers: { Accept: 'application/json', 'X-Trace': 'abc' } });
     const record = await recordOf(service, r.json.MoreInfoAt);
     expect(Object.keys(record)).toEqual([
@@ -113,6 +113,7 @@ describe('the Error record describes the failed request', () => {
       'Uri',
       'Headers',
       'Body',
+      'Principal',
     ]);
     expect(r.json.MoreInfoAt).toBe(`/Service.Admin.Error/id=${record.Id}`);
     expect(record).toMatchObject({

@@ -23,6 +23,8 @@ export type ErrorRecord = {
   Uri: string;
   Headers: string;
   Body: string;
+  /** Who made the request (AdminOptions.principalName), for row rules such as `Principal=ann`; null when unknown. */
+  Principal: string | null;
 };
 
 /** What an Error record keeps of the request that failed (request/context.ts's RequestContext is one). */
@@ -33,6 +35,8 @@ export interface FailedRequest {
   readonly basePath: string;
   readonly uri: string;
   readonly clientHeaders: Readonly<Record<string, string>>;
+  /** Who made it (undefined before authentication). */
+  readonly principal: unknown;
   bodyTextForRecord(): Promise<string>;
 }
 
@@ -49,6 +53,7 @@ export class ErrorRecords {
   constructor(
     private readonly storage: Storage,
     private readonly max: number,
+    private readonly principalName: (principal: unknown) => string | null | undefined,
   ) {}
 
   async record(ctx: FailedRequest, error: ServiceError): Promise<string> {
@@ -65,6 +70,7 @@ export class ErrorRecords {
       Uri: redactUri(ctx.basePath + ctx.uri),
       Headers: renderHeaders(ctx.clientHeaders),
       Body: truncate(redactBody(await ctx.bodyTextForRecord(), ctx.clientHeaders['content-type']), MAX_BODY_TEXT),
+      Principal: this.nameOf(ctx.principal),
     };
     await this.storage.write({ insert: [entity] });
     // Instances sharing the storage all write records: the cap is on what is stored, so
@@ -77,6 +83,16 @@ export class ErrorRecords {
       await this.trimming;
     }
     return id;
+  }
+
+  private nameOf(principal: unknown): string | null {
+    if (principal === undefined) return null;
+    try {
+      const name = this.principalName(principal);
+      return typeof name === 'string' ? name : null;
+    } catch {
+      return null;
+    }
   }
 
   private async trim(): Promise<void> {

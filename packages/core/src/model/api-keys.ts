@@ -10,6 +10,8 @@ export interface ApiKeyRule {
 
 export interface ApiKeyConfig {
   key: string;
+  /** Names the key's holder in Error records (`Principal`); default `key1`, `key2`... by position. */
+  name?: string;
   /** Omitted: every method on every resource. */
   allow?: ApiKeyRule[];
 }
@@ -21,7 +23,11 @@ interface CompiledRule {
 
 /** The holder of an API key: which resources and methods it may use (never the key itself). */
 export class ApiKeyPrincipal {
-  constructor(readonly rules: CompiledRule[] | null) {}
+  constructor(
+    readonly rules: CompiledRule[] | null,
+    /** The key's name (ApiKeyConfig.name), never the key. */
+    readonly name: string = 'key',
+  ) {}
 }
 
 /**
@@ -42,9 +48,10 @@ export class Auth {
   private readonly keys: Array<{ digest: Buffer; principal: ApiKeyPrincipal }>;
 
   constructor(keys: ApiKeyConfig[]) {
-    this.keys = keys.map((k) => {
+    this.keys = keys.map((k, i) => {
       if (typeof k.key !== 'string' || k.key === '') throw new Error('An API key must be a non-empty string');
-      return { digest: digest(k.key), principal: new ApiKeyPrincipal(k.allow ? k.allow.map(compileRule) : null) };
+      const name = k.name ?? `key${i + 1}`;
+      return { digest: digest(k.key), principal: new ApiKeyPrincipal(k.allow ? k.allow.map(compileRule) : null, name) };
     });
   }
 
