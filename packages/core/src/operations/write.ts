@@ -29,12 +29,22 @@ async function prepare(op: OperationContext, entity: Entity, existing?: Entity):
   return value;
 }
 
-async function insert(op: OperationContext, entities: Entity[]): Promise<Result> {
+/**
+ * The entities an insert stores: missing keys generated, then hooks and validation. POST,
+ * PUT and safepost's inserts all come through here, so every insert gets its key the same way.
+ */
+async function newEntities(op: OperationContext, entities: Entity[]): Promise<Entity[]> {
   const { resource } = op;
   // Keys are filled and checked inside the resource's exclusive section (see OPERATIONS), so two inserts cannot take one key.
   if (resource.key) await fillKeys(resource.key, resource.schema, resource.storage, entities);
   const stored: Entity[] = [];
   for (const e of entities) stored.push(await prepare(op, e));
+  return stored;
+}
+
+async function insert(op: OperationContext, entities: Entity[]): Promise<Result> {
+  const { resource } = op;
+  const stored = await newEntities(op, entities);
   // A storage that declares keys enforces them atomically (across instances); for others the service checks.
   if (resource.key && !resource.storage.declareKey) await checkUnique(resource.name, resource.key, resource.storage, stored);
   await resource.storage.write({ insert: stored });
@@ -185,7 +195,8 @@ async function safepost(op: OperationContext, entities: Entity[]): Promise<Resul
     if (list) list.push(stored);
     else index.set(k, [stored]);
   }
-  const inserts: Entity[] = [];
+  // New entities as the body gives them (later ones merged in); keyed and prepared once all are known.
+  const added: Entity[] = [];
   const insertAt = new Map<string, number>();
   const updates = new Map<Entity, Entity>();
   const written: Array<() => Entity> = [];
@@ -198,7 +209,7 @@ async function safepost(op: OperationContext, entities: Entity[]): Promise<Resul
     const k = keyOf(e);
     const pending = insertAt.get(k);
     if (pending !== undefined) {
-      inserts[pending] = await prepare(op, merge(inserts[pending], e));
+      added[pending] = merge(added[pending], e);
       continue;
     }
     const found = index.get(k) ?? [];
@@ -212,11 +223,12 @@ async function safepost(op: OperationContext, entities: Entity[]): Promise<Resul
       if (!updates.has(target)) written.push(() => updates.get(target)!);
       updates.set(target, await prepare(op, merge(updates.get(target) ?? target, e), target));
     } else {
-      const i = inserts.push(await prepare(op, e)) - 1;
+      const i = added.push({ ...e }) - 1;
       insertAt.set(k, i);
       written.push(() => inserts[i]);
     }
   }
+  const inserts = await newEntities(op, added);
   const updated = [...updates].map(([target, value]) => ({ target, value }));
   if (resource.key && !resource.storage.declareKey) await checkUnique(resource.name, resource.key, resource.storage, inserts);
   await checkChangedKeys(resource, updated);
