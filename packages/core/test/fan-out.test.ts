@@ -160,8 +160,7 @@ describe('legitimate chains below the bound', () => {
     // A GET whose Destination POSTs with a Source: the second local request is one too many.
     const unknown = await call(service, 'GET', '/Person', undefined, { destination: 'POST /$copy' });
     expect(unknown.status).toBe(404);
-    await call(service, 'POST', '/Service.Admin.Macro', { Name: 'copy', Uri: '/Copy', Headers: { Source: 'GET /Person' } });
-    const refused = await call(service, 'GET', '/Person', undefined, { destination: 'POST /$copy' });
+    const refused = await call(service, 'GET', '/Person', undefined, { destination: 'POST /Copy [Source: GET /Person]' });
     expect(refused.status).toBe(400);
     expect(refused.body.Message).toMatch(/answered 508/);
     expect((await call(service, 'REPORT', '/Service.Admin.Error/ErrorCode=InfiniteLoopDetected')).body).toBe(1);

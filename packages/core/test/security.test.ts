@@ -109,3 +109,58 @@ describe('with authenticate, the admin resources are closed until the app opens 
     expect(records.json.map((r: { Principal: string }) => r.Principal)).toEqual(['user', 'user']);
   });
 });
+
+describe('macro poisoning: a macro cannot send its callers’ data elsewhere or change who they are', () => {
+  const everyoneWritesMacros: AdminOptions = { resources: { 'Service.Admin.Macro': { allow: () => true } } };
+
+  test.each([
+    ['Destination', 'PUT /Shop.Drop'],
+    ['Destination', 'POST https://attacker.example/drop'],
+    ['Source', 'GET /Shop.Order'],
+    ['X-Session', 's-root'],
+    ['X-Auth-Token', 't'],
+    ['X-Forwarded-For', '10.0.0.1'],
+    ['Host', 'elsewhere.example'],
+  ])('in-app: a %s header is refused at save (400)', async (name, value) => {
+    const service = shop(everyoneWritesMacros);
+    const r = await as('ann', service, 'POST', '/Service.Admin.Macro', { Name: 'report', Uri: '/Shop.Order', Headers: { [name]: value } });
+    expect([r.status, r.json.ErrorCode]).toEqual([400, 'InvalidResourceEntity']);
+    expect(r.json.Data.Headers).toMatch(new RegExp(name));
+  });
+
+  test('with an API key holding only Macro rights: Destination and Source are refused, Accept is kept', async () => {
+    const keyed = createService({ apiKeys: [{ key: 'macros', allow: [{ resources: ['Service.Admin.Macro'] }] }, { key: 'root' }] });
+    const headers = { ...RAW, authorization: 'apikey macros' };
+    for (const h of [{ Destination: 'PUT /Loot' }, { source: 'GET /Secret' }]) {
+      const r = await call(keyed, 'POST', '/Service.Admin.Macro', { headers, body: { Name: 'm', Uri: '/Secret', Headers: h } });
+      expect(r.status).toBe(400);
+    }
+    const ok = await call(keyed, 'POST', '/Service.Admin.Macro', {
+      headers,
+      body: { Name: 'm', Uri: '/Secret', Headers: { Accept: 'application/json' } },
+    });
+    expect(ok.status).toBe(201);
+  });
+
+  test("a Destination stored before the check (or by hand) is never set: the caller's rows stay where they are", async () => {
+    const macros = new MemoryStorage([
+      {
+        Name: 'mine',
+        Uri: '/Shop.Order',
+        Body: null,
+        Headers: { Destination: 'POST /Shop.Drop' },
+        OverwriteBody: false,
+        OverwriteHeaders: true,
+      },
+    ]);
+    const service = createService({
+      authenticate: (request) => ({ id: SESSIONS[request.headers['x-session'] ?? ''] ?? 'nobody' }),
+      adminStorage: (name) => (name === 'Service.Admin.Macro' ? macros : undefined),
+    });
+    service.addResource({ name: 'Shop.Order', storage: new MemoryStorage([{ Id: 2, Owner: 'bob', Item: 'secret cake' }]) });
+    service.addResource({ name: 'Shop.Drop' });
+    const r = await as('bob', service, 'GET', '/$mine');
+    expect(r.json).toEqual([{ Id: 2, Owner: 'bob', Item: 'secret cake' }]);
+    expect((await as('ann', service, 'GET', '/Shop.Drop')).status).toBe(204);
+  });
+});

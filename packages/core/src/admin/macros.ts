@@ -197,7 +197,8 @@ export class Macros {
         const h = written.trim();
         const key = h.toLowerCase();
         if (!HEADER_NAME.test(h)) invalid('Headers', `'${written}' is not a valid header name`);
-        if (CREDENTIAL_HEADERS.has(key)) invalid('Headers', `A macro may not carry a ${h} header: each call brings its own credentials`);
+        const refusal = refusedHeader(key);
+        if (refusal !== undefined) invalid('Headers', `A macro may not carry a ${h} header: ${refusal}`);
         if (seen.has(key)) invalid('Headers', `The header ${h} is given twice`);
         seen.add(key);
         headers[h] = typeof v === 'string' ? v : JSON.stringify(v);
@@ -228,8 +229,30 @@ function storedMacro(e: Entity): Macro | undefined {
 
 /** RFC 9110 token: the characters a header name may hold. */
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-/** Headers that carry a caller's credentials: a stored macro must never supply them. */
-const CREDENTIAL_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'x-api-key']);
+/**
+ * Headers a macro may not set (docs/macros.md#headers-a-macro-may-set): those that send
+ * data elsewhere or take it from elsewhere with the caller's rights (a macro's writer would
+ * choose where every caller's data goes), and those that carry or name credentials.
+ */
+const REDIRECTING = new Map([
+  ['source', 'it would read data for the caller from a place the macro chose'],
+  ['destination', "it would send the caller's data to a place the macro chose"],
+  ['host', 'it names who the request is for'],
+  ['forwarded', 'it names who the request is from'],
+  ['x-real-ip', 'it names who the request is from'],
+  ['origin', 'it names who the request is from'],
+]);
+/** Names that carry credentials or sessions, in any spelling (X-Auth-Token, X-Session, Private-Key). */
+const CREDENTIAL_NAME = /token|secret|session|passw|key|auth|cookie|credential/i;
+
+/** Why a macro may not set this header (lower-case name); undefined when it may. */
+export function refusedHeader(name: string): string | undefined {
+  const redirecting = REDIRECTING.get(name);
+  if (redirecting !== undefined) return redirecting;
+  if (name.startsWith('x-forwarded-')) return 'it names who the request is from';
+  if (CREDENTIAL_NAME.test(name)) return 'each call brings its own credentials';
+  return undefined;
+}
 
 function invalid(property: string, message: string): never {
   throw new ServiceError('InvalidResourceEntity', message, { data: { [property]: message } });
@@ -249,6 +272,8 @@ async function applyHeadersAndBody(macro: Macro, ctx: MacroCall, protocols: Prot
     const headers = { ...ctx.headers };
     for (const [name, value] of Object.entries(macro.Headers)) {
       const key = name.toLowerCase();
+      // A macro stored before a header was refused (or written into storage by hand) never sets it.
+      if (refusedHeader(key) !== undefined) continue;
       // An Accept that names none of our types itself (curl's `*/*`, a browser's list) states no preference.
       const unset = headers[key] === undefined || (key === 'accept' && !protocols.namesWritableType(headers[key]));
       if (macro.OverwriteHeaders || unset) headers[key] = value;
