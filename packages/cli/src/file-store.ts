@@ -1,12 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { MemoryStorage, ServiceError, type Entity, type Storage } from '@resourcery/core';
+import { EqualityIndex, type IndexedChange } from '@resourcery/core/storage';
 import { type SelectQuery, type SelectResult, type WriteBatch } from '@resourcery/core/storage';
 import { Compaction, DEFAULT_POLICY, type CompactionPolicy, type OnDisk } from './compaction.js';
 import { fileStamp, hashOf, isAdminKey, parseData, removeLeftovers, type FileStamp, type ParsedData } from './data-file.js';
 import { editedSince, FileWatch, parseEdit } from './file-watch.js';
 import { changeOf, JournalFile, journalPath, lengthAfter, readJournal, replayJournal, type Change } from './journal.js';
-import { EqualityIndex } from './equality-index.js';
 
 /** Admin data kept in the file beside the resources, so a restart keeps it (logs are not kept). */
 const PERSISTED_ADMIN = new Set(['service.admin.macro', 'service.admin.webhook', 'service.admin.webhookoutbox']);
@@ -121,7 +121,7 @@ export class FileStore {
   adminStorage(name: string): Storage | undefined {
     const key = name.toLowerCase();
     if (!PERSISTED_ADMIN.has(key)) return undefined;
-    if (!this.admin.has(key)) this.admin.set(key, new MemoryStorage());
+    if (!this.admin.has(key)) this.admin.set(key, new MemoryStorage([], UNINDEXED));
     this.adminNames.set(key, name);
     return this.saving(this.admin, key);
   }
@@ -200,7 +200,7 @@ export class FileStore {
         return;
       }
       if (pending === undefined || Array.isArray(pending)) {
-        const copy = new MemoryStorage(map.get(key)!.all() as Entity[]);
+        const copy = new MemoryStorage(map.get(key)!.all() as Entity[], UNINDEXED);
         if (pending !== undefined) await copy.write({ insert: pending });
         byKey.set(key, (pending = copy));
       }
@@ -270,7 +270,7 @@ export class FileStore {
             if (Array.isArray(pending)) appended.push(map.get(key)!.write({ insert: pending }));
             else map.set(key, pending);
           }
-        for (const change of changes) if (this.resources.has(change.r)) this.indexes.get(change.r)?.apply(change);
+        for (const change of changes) if (this.resources.has(change.r)) this.indexes.get(change.r)?.apply(indexedChange(change));
         await Promise.all(appended);
         resolveDone();
       });
@@ -313,6 +313,11 @@ export class FileStore {
     return this.fileWatch.active ? editedSince(this.file, this.disk.known) : Promise.resolve(null);
   }
 
+  /** Whether every entity of a resource holds its own number or string at `property` (any spelling): builds that property's index. */
+  uniqueIn(name: string, property: string): boolean {
+    return this.resources.has(name) && this.index(name).unique(property, this.resources.get(name)!.all().length);
+  }
+
   /** Builds the index of one property now (the key: the core checks new keys with it). */
   prepareIndex(name: string, property: string): void {
     if (this.resources.has(name)) this.index(name).prepare(property);
@@ -327,17 +332,17 @@ export class FileStore {
   /** Sets the data from a parsed file; `added` hears of keys that are new. */
   private install(parsed: ParsedData, added: (name: string) => void): void {
     this.indexes.clear();
-    for (const name of this.resources.keys()) if (!parsed.entries.has(name)) this.resources.set(name, new MemoryStorage());
+    for (const name of this.resources.keys()) if (!parsed.entries.has(name)) this.resources.set(name, new MemoryStorage([], UNINDEXED));
     for (const key of this.admin.keys())
-      if (![...parsed.entries.keys()].some((n) => n.toLowerCase() === key)) this.admin.set(key, new MemoryStorage());
+      if (![...parsed.entries.keys()].some((n) => n.toLowerCase() === key)) this.admin.set(key, new MemoryStorage([], UNINDEXED));
     for (const [name, entities] of parsed.entries) {
       if (isAdminKey(name)) {
-        this.admin.set(name.toLowerCase(), new MemoryStorage(entities));
+        this.admin.set(name.toLowerCase(), new MemoryStorage(entities, UNINDEXED));
         this.adminNames.set(name.toLowerCase(), name);
         continue;
       }
       const isNew = !this.resources.has(name);
-      this.resources.set(name, new MemoryStorage(entities));
+      this.resources.set(name, new MemoryStorage(entities, UNINDEXED));
       if (parsed.singular.has(name)) this.singular.add(name);
       if (isNew) added(name);
     }
@@ -370,4 +375,16 @@ interface Group {
   applying: Promise<void>;
   /** Settles when this group's append is done: resolved once its changes are visible. */
   done: Promise<void>;
+}
+
+/** The file store keeps one equality index per resource across the copies its writes make (indexes above), so its MemoryStorages keep none. */
+const UNINDEXED = { index: false };
+
+function indexedChange(change: Change): IndexedChange {
+  return {
+    replaced: change.s !== undefined,
+    updated: change.u?.map(([, before, after]) => [before, after] as const),
+    deleted: change.d?.map(([, before]) => before),
+    inserted: change.a,
+  };
 }

@@ -129,9 +129,13 @@ function addResources(
  * share it; `id` for an empty resource, so the first POST gets id 1. Otherwise none (the
  * config file's `key` names another).
  */
-export function inferKey(entities: readonly Entity[]): string | undefined {
+export function inferKey(entities: readonly Entity[], uniqueIn?: (property: string) => boolean): string | undefined {
   if (entities.length === 0) return 'id';
   for (const name of ['id', 'Id', 'ID']) {
+    if (entities[0][name] === undefined) continue;
+    // The file store's equality index, built once here, tells uniqueness without a Set of every value (the key's index is needed anyway).
+    if (uniqueIn !== undefined && entities.every((e) => typeof e[name] === 'number' || typeof e[name] === 'string') && uniqueIn(name))
+      return name;
     const values = new Set<unknown>();
     let ok = true;
     for (const e of entities) {
@@ -171,7 +175,7 @@ export async function createFileService(
   const resources = [...store.resources.keys()].map((name) => ({ name, singular: store.singular.has(name) }));
   checkConfigNames(config, resources, options.file);
   const service = createService(serviceOptions(options, config, (name) => store.adminStorage(name)));
-  const infer = (name: string) => inferKey(store.resources.get(name)!.all());
+  const infer = (name: string) => inferKey(store.resources.get(name)!.all(), (property) => store.uniqueIn(name, property));
   const keys = addResources(service, resources, (name) => store.storage(name), config, options.readOnly ?? false, infer);
   // At start rather than at the first POST: the key check reads the index (a second or two at 1M entities).
   for (const [name, key] of keys) {

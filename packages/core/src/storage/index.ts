@@ -18,6 +18,7 @@ export {
   type WriteBatch,
 } from './storage.js';
 export { MemoryStorage } from './memory.js';
+export { EqualityIndex, type IndexedChange } from './equality-index.js';
 export { ComputedStorage } from './computed.js';
 export { checkVersions, entityVersion } from './version.js';
 export { compileConditions, type Entity, type Predicate } from '../query/conditions.js';

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { ServiceError } from '../errors.js';
 import { evaluate, type CompiledQuery } from '../query/evaluate.js';
 import { NO_META } from '../query/meta-conditions.js';
+import { EqualityIndex } from './equality-index.js';
 import {
   keyValues,
   type Entity,
@@ -27,23 +28,40 @@ const issue = () => String(++clock);
 const EPOCH = randomBytes(6).toString('base64url');
 const version = () => `${EPOCH}${++clock}`;
 
+/** Below this many entities a lookup scans: an index would cost more memory than it saves time. */
+const INDEXED_FROM = 512;
+
 /**
  * Entities in an array, in insertion order; updates keep positions. Accepts every
  * push-down. Entities handed out are the stored objects: treat them as read-only
  * (writes go through `write`, which replaces objects instead of mutating them).
+ * A lookup by one `=` condition (`/Person/7`, `Id=7`), the check that an inserted key is
+ * free and the largest key a POST counts from are answered by an equality index once the
+ * resource is large (built on first use, then kept up to date by `write`), so they cost
+ * the same at a thousand entities as at a million (docs/performance.md).
  */
 export class MemoryStorage implements Storage {
   private entities: Entity[];
   private key: readonly string[] | null = null;
+  private readonly index: EqualityIndex | null;
 
-  constructor(initial: Entity[] = []) {
+  /** `options.index: false`: no equality index (a caller that keeps its own, as the CLI's file store does). */
+  constructor(initial: Entity[] = [], options: { index?: boolean } = {}) {
     this.entities = initial.slice();
+    this.index = options.index === false ? null : new EqualityIndex(() => this.entities);
   }
 
   /** Answers at once: the service then serves a GET without waiting (a subclass may return a promise). */
   select(query: SelectQuery): SelectResult | Promise<SelectResult> {
     if (query.predicate === null && query.order === null && query.offset === 0 && query.limit < 0) {
       return { entities: this.entities, conditionsApplied: true, pagingApplied: true };
+    }
+    if (this.index !== null && this.entities.length >= INDEXED_FROM) {
+      // Order, offset and limit of at most one entity: left to the service.
+      const hits = this.index.lookup(query);
+      if (hits !== undefined) return { entities: hits, conditionsApplied: true, pagingApplied: false };
+      const top = this.index.top(query);
+      if (top !== undefined) return { entities: top, conditionsApplied: true, pagingApplied: true };
     }
     const compiled: CompiledQuery = {
       conditions: query.conditions,
@@ -92,13 +110,17 @@ export class MemoryStorage implements Storage {
     const inserts = batch.insert ?? [];
     if (updates.size === 0 && deletes.size === 0) {
       if (inserts.length === 0) return;
-      if (this.key !== null) this.checkKeys(this.entities, inserts);
-      this.entities.push(...inserts);
+      if (this.key !== null) this.checkKeys(this.entities, inserts, true);
+      // One push per entity: spreading a caller-sized array into push() overflows the stack past ~100k.
+      for (const e of inserts) this.entities.push(e);
+      if (this.index !== null && !this.index.empty) this.index.apply({ inserted: inserts });
       return;
     }
     let found = 0;
     const next: Entity[] = [];
     const changed: Entity[] = [];
+    const replaced: Array<[Entity, Entity]> = [];
+    const removed: Entity[] = [];
     for (const e of this.entities) {
       const row = STAMPS.get(e)?.row;
       const target = (row !== undefined && (deletes.get(row) ?? updates.get(row)?.target)) || deletes.get(e) || updates.get(e)?.target;
@@ -109,19 +131,28 @@ export class MemoryStorage implements Storage {
       if (target.stamp !== undefined ? target.stamp.version !== STAMPS.get(e)?.version : target.entity !== e) throw stale();
       found++;
       const update = deletes.has(target.stamp?.row ?? target.entity) ? undefined : updates.get(target.stamp?.row ?? target.entity);
-      if (update === undefined) continue;
+      if (update === undefined) {
+        removed.push(e);
+        continue;
+      }
       if (row !== undefined) STAMPS.set(update.value, { row, version: version() });
       next.push(update.value);
+      replaced.push([e, update.value]);
       if (this.key !== null && identity(update.value, this.key) !== identity(e, this.key)) changed.push(update.value);
     }
     if (found !== updates.size + deletes.size) throw stale();
-    if (this.key !== null) this.checkKeys(next, [...changed, ...inserts]);
-    next.push(...inserts);
+    if (this.key !== null) this.checkKeys(next, changed.concat(inserts), false);
+    for (const e of inserts) next.push(e);
     this.entities = next;
+    if (this.index !== null && !this.index.empty) this.index.apply({ updated: replaced, deleted: removed, inserted: inserts });
   }
 
-  /** Conflict when one of `written` (already in `stored` or not) shares its key with another entity. */
-  private checkKeys(stored: readonly Entity[], written: readonly Entity[]): void {
+  /**
+   * Conflict when one of `written` (already in `stored` or not) shares its key with another
+   * entity. `indexed`: `stored` is what the index describes, so a one-property key is
+   * looked up there instead of scanning every stored entity.
+   */
+  private checkKeys(stored: readonly Entity[], written: readonly Entity[], indexed: boolean): void {
     const key = this.key!;
     const wanted = new Map<unknown, Entity>();
     for (const e of written) {
@@ -131,10 +162,26 @@ export class MemoryStorage implements Storage {
       wanted.set(id, e);
     }
     if (wanted.size === 0) return;
+    if (indexed && key.length === 1 && stored.length >= INDEXED_FROM && this.checkIndexed(this.index, key[0], wanted)) return;
     for (const e of stored) {
       const other = wanted.get(identity(e, key));
       if (other !== undefined && other !== e) throw taken(key, e);
     }
+  }
+
+  /**
+   * `checkKeys` through the index: true when every wanted key was looked up (a Conflict is
+   * thrown for a taken one), false when one is a value the index does not hold (scan).
+   */
+  private checkIndexed(index: EqualityIndex | null, property: string, wanted: Map<unknown, Entity>): boolean {
+    if (index === null) return false;
+    const key = this.key!;
+    for (const [id, e] of wanted) {
+      const holders = index.holding(property, id);
+      if (holders === undefined) return false;
+      for (const h of holders) if (h !== e && identity(h, key) === id) throw taken(key, h);
+    }
+    return true;
   }
 
   /** A snapshot of every entity in storage order. */

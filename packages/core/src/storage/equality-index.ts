@@ -1,9 +1,24 @@
-import type { Entity } from '@resourcery/core';
-import type { Literal, Locator, SelectQuery } from '@resourcery/core/storage';
-import type { Change } from './journal.js';
+import type { Literal } from '../grammar/literal.js';
+import type { Locator } from '../grammar/locator.js';
+import type { Entity, SelectQuery } from './storage.js';
 
-/** Entities by the value of one property: `n:7` for the number 7, `s:7` for the string "7". */
-type Buckets = Map<string, Entity[]>;
+/**
+ * Entities by the value of one property, the value itself as the map's key: a Map tells
+ * the number 7 from the string "7", as the conditions do. A value one entity holds (the
+ * usual case: keys) maps to that entity, not to an array of one: an array (or a token
+ * string) per entity would cost a million-entity resource tens of megabytes.
+ */
+type Token = number | string;
+type Buckets = Map<Token, Entity | Entity[]>;
+
+/** A write as the index follows it: entities replaced (before, after), removed and appended. */
+export interface IndexedChange {
+  /** Every entity may have changed: the index forgets what it built. */
+  readonly replaced?: boolean;
+  readonly updated?: ReadonlyArray<readonly [Entity, Entity]>;
+  readonly deleted?: readonly Entity[];
+  readonly inserted?: readonly Entity[];
+}
 
 /** The largest number at one property, while every value there is a number or missing. */
 interface Largest {
@@ -17,12 +32,12 @@ interface Largest {
 }
 
 /**
- * Exact-value lookups on one resource of the data file, so that a query of one `=`
- * condition (the core's check that a new key is free, `/items/id=7`) does not scan every
- * entity: without it a keyed POST costs the size of the file. Built per property on its
- * first use, then kept up to date from the journaled changes, in the same turn as the
- * entities they describe become visible. Answers only when at most one entity matches (a
- * bucket of several may not be in storage order); the caller scans otherwise.
+ * Exact-value lookups on one resource, so that a query of one `=` condition (the core's
+ * check that a new key is free, `/items/id=7`) does not scan every entity: without it a
+ * keyed POST costs the size of the resource. Built per property on its first use, then kept
+ * up to date from the writes (MemoryStorage's own, the CLI file store's journaled changes),
+ * in the same turn as the entities they describe become visible. Answers only when at most
+ * one entity matches (a bucket of several may not be in storage order); the caller scans otherwise.
  */
 export class EqualityIndex {
   /** Property name in lower case (locators match case-insensitively) -> buckets. */
@@ -44,12 +59,21 @@ export class EqualityIndex {
     const buckets = this.buckets(locator.text.toLowerCase());
     const hits: Entity[] = [];
     for (const token of tokens)
-      for (const e of buckets.get(token) ?? []) {
+      for (const e of members(buckets.get(token))) {
         // The bucket holds candidates; the condition itself decides, exactly as a scan would.
         if (!hits.includes(e) && predicate(e)) hits.push(e);
         if (hits.length > 1) return undefined;
       }
     return hits;
+  }
+
+  /**
+   * The entities holding a number or a string `value` at `property` (any spelling of the
+   * name), or undefined for other values (the caller scans). Candidates: the caller decides.
+   */
+  holding(property: string, value: unknown): readonly Entity[] | undefined {
+    const token = tokenOf(value);
+    return token === undefined ? undefined : members(this.buckets(property.toLowerCase()).get(token));
   }
 
   /**
@@ -69,38 +93,53 @@ export class EqualityIndex {
     return state.other || state.ties !== 1 ? undefined : [state.top!];
   }
 
+  /**
+   * Whether each of `count` entities holds exactly one number or string at `property` (any
+   * spelling) that no other holds; builds the property's buckets (the CLI infers its key so).
+   */
+  unique(property: string, count: number): boolean {
+    const buckets = this.buckets(property.toLowerCase());
+    if (buckets.size !== count) return false;
+    for (const bucket of buckets.values()) if (Array.isArray(bucket)) return false;
+    return true;
+  }
+
   /** Builds the buckets of a property now rather than at its first lookup. */
   prepare(property: string): void {
     this.buckets(property.toLowerCase());
   }
 
+  /** Whether a lookup has built anything to keep up to date. */
+  get empty(): boolean {
+    return this.byProperty.size === 0 && this.largest.size === 0;
+  }
+
   /** Follows a change just made visible. */
-  apply(change: Change): void {
+  apply(change: IndexedChange): void {
     this.followLargest(change);
     if (this.byProperty.size === 0) return;
-    if (change.s) {
+    if (change.replaced) {
       this.byProperty.clear();
       return;
     }
-    for (const [, before, after] of change.u ?? []) {
+    for (const [before, after] of change.updated ?? []) {
       this.remove(before);
       this.add(after);
     }
-    for (const [, before] of change.d ?? []) this.remove(before);
-    for (const e of change.a ?? []) this.add(e);
+    for (const before of change.deleted ?? []) this.remove(before);
+    for (const e of change.inserted ?? []) this.add(e);
   }
 
   /** Appended entities only raise a largest value; one that may have held it, removed, means counting again. */
-  private followLargest(change: Change): void {
+  private followLargest(change: IndexedChange): void {
     if (this.largest.size === 0) return;
-    const removed = change.s ? undefined : [...(change.u ?? []), ...(change.d ?? [])].map(([, before]) => before);
     for (const [text, state] of this.largest) {
-      if (removed === undefined || removed.some((e) => mayHold(state, e))) {
+      if (change.replaced || change.updated?.some(([before]) => mayHold(state, before)) || change.deleted?.some((e) => mayHold(state, e))) {
         this.largest.delete(text);
         continue;
       }
-      for (const [, , after] of change.u ?? []) consider(state, after);
-      for (const e of change.a ?? []) consider(state, e);
+      for (const [, after] of change.updated ?? []) consider(state, after);
+      for (const e of change.inserted ?? []) consider(state, e);
     }
   }
 
@@ -121,8 +160,10 @@ export class EqualityIndex {
   private addTo(property: string, buckets: Buckets, e: Entity): void {
     for (const token of tokensAt(e, property)) {
       const bucket = buckets.get(token);
-      if (bucket === undefined) buckets.set(token, [e]);
-      else if (!bucket.includes(e)) bucket.push(e);
+      if (bucket === undefined) buckets.set(token, e);
+      else if (!Array.isArray(bucket)) {
+        if (bucket !== e) buckets.set(token, [bucket, e]);
+      } else if (!bucket.includes(e)) bucket.push(e);
     }
   }
 
@@ -130,18 +171,24 @@ export class EqualityIndex {
     for (const [property, buckets] of this.byProperty) {
       for (const token of tokensAt(e, property)) {
         const bucket = buckets.get(token);
-        const i = bucket?.indexOf(e) ?? -1;
+        if (bucket === e) buckets.delete(token);
+        if (!Array.isArray(bucket)) continue;
+        const i = bucket.indexOf(e);
         if (i < 0) continue;
-        if (bucket!.length === 1) buckets.delete(token);
-        else bucket!.splice(i, 1);
+        bucket.splice(i, 1);
+        if (bucket.length === 1) buckets.set(token, bucket[0]);
       }
     }
   }
 }
 
+function members(bucket: Entity | Entity[] | undefined): readonly Entity[] {
+  return bucket === undefined ? [] : Array.isArray(bucket) ? bucket : [bucket];
+}
+
 /** The tokens of the values `e` holds at `property` (lower case; any spelling of the name matches). */
-function tokensAt(e: Entity, property: string): string[] {
-  const tokens: string[] = [];
+function tokensAt(e: Entity, property: string): Token[] {
+  const tokens: Token[] = [];
   for (const key in e) {
     if (key.length !== property.length || key.toLowerCase() !== property) continue;
     const token = tokenOf(e[key]);
@@ -150,10 +197,8 @@ function tokensAt(e: Entity, property: string): string[] {
   return tokens;
 }
 
-function tokenOf(value: unknown): string | undefined {
-  if (typeof value === 'number') return `n:${value}`;
-  if (typeof value === 'string') return `s:${value}`;
-  return undefined;
+function tokenOf(value: unknown): Token | undefined {
+  return typeof value === 'number' || typeof value === 'string' ? value : undefined;
 }
 
 /**
@@ -161,12 +206,12 @@ function tokenOf(value: unknown): string | undefined {
  * string; a number the same number, or a string spelled as written; plain text a string
  * spelled so. Booleans and dates compare in other ways: undefined (not answered here).
  */
-function tokensOf(literal: Literal): string[] | undefined {
-  if (literal.kind === 'string') return [`s:${literal.value}`];
+function tokensOf(literal: Literal): Token[] | undefined {
+  if (literal.kind === 'string') return [literal.value];
   if (literal.kind !== 'raw') return undefined;
-  if (literal.number !== undefined) return [`n:${literal.number}`, `s:${literal.text}`];
+  if (literal.number !== undefined) return [literal.number, literal.text];
   if (literal.boolean !== undefined || literal.date !== undefined) return undefined;
-  return [`s:${literal.text}`];
+  return [literal.text];
 }
 
 function consider(state: Largest, e: Entity): void {
