@@ -1,5 +1,5 @@
 // `pnpm bench`: every benchmark in one run, one table of ratios (DESIGN 10).
-//   node bench/run.mjs [--quick] [--only=query,scan,memory,handle,macro,regex,node,express,koa,jsonserver,post]
+//   node bench/run.mjs [--quick] [--only=query,scan,memory,memorykeys,handle,macro,regex,node,express,koa,jsonserver,post]
 // In-process benches (query, macro) run in child processes of their own; HTTP benches
 // start each server and the load generator (autocannon) as separate child processes.
 // Figures are medians of several rounds after a warm-up; the whole run is written to
@@ -60,6 +60,10 @@ if (wanted('scan')) {
 if (wanted('memory')) {
   log('memory of the in-memory storage (1M entities)...');
   results.memory = child('memory.mjs');
+}
+if (wanted('memorykeys')) {
+  log('MemoryStorage by key (1k to 1M entities)...');
+  results.memoryKeys = child('memory-keys.mjs');
 }
 if (wanted('handle')) {
   log('small GET through service.handle, CPU per request...');
@@ -168,6 +172,28 @@ if (results.memory) {
       '>= 0.667x (1.5x)',
       verdict(last.ratio <= 1.5),
     ]);
+  }
+}
+if (results.memoryKeys) {
+  const k = results.memoryKeys;
+  if (k.error) skipped('MemoryStorage by key', k);
+  else {
+    // Flat from the smallest size to the largest: the largest's time within 2x the smallest's.
+    const [small, large] = [k.rows[0], k.rows[k.rows.length - 1]];
+    for (const [label, field] of [
+      ['GET /Person/<key>', 'lookup'],
+      ['POST with key', 'keyed'],
+      ['POST generating the key', 'generated'],
+    ])
+      rows.push([
+        `MemoryStorage ${label}, ms: ${large.entities.toLocaleString('en')} vs ${small.entities.toLocaleString('en')} entities`,
+        fmt(large[field]),
+        fmt(small[field]),
+        x(small[field] / large[field]),
+        '-',
+        '>= 0.5x (flat)',
+        verdict(large[field] <= 2 * small[field]),
+      ]);
   }
 }
 if (results.node) {
