@@ -44,11 +44,15 @@ async function main(argv: string[]): Promise<void> {
     }
     case 'serve': {
       const { options } = command;
-      const [{ loadConfig }, { banner, serve, stopOnSignals }] = await Promise.all([import('./config.js'), import('./serve.js')]);
+      const [{ loadConfig }, { banner, serve, stopOnHalt, stopOnSignals }] = await Promise.all([
+        import('./config.js'),
+        import('./serve.js'),
+      ]);
       const { config } = await loadConfig(options.config);
       const served = await serve(options, config);
       // Ready means stoppable: a supervisor may signal as soon as it reads the banner.
       stopOnSignals(served);
+      stopOnHalt(served);
       process.stdout.write(banner(served, options, config, version()));
     }
   }

@@ -21,7 +21,7 @@ export interface CliConfig {
   resources?: Record<string, ResourceConfig>;
   apiKeys?: ApiKeyConfig[];
   cors?: boolean | CorsOptions;
-  limits?: { maxBodyBytes?: number; maxErrorRecords?: number; maxNestingDepth?: number; maxCausedRequests?: number };
+  limits?: { maxBodyBytes?: number; maxErrorRecords?: number; maxNestingDepth?: number; maxEntities?: number; maxCausedRequests?: number };
 }
 
 export const CONFIG_FILES = ['resourcery.config.mjs', 'resourcery.config.json'];
@@ -93,7 +93,7 @@ export function validateConfig(raw: unknown): string[] {
   if (raw.limits !== undefined) {
     if (!isObject(raw.limits)) problems.push('limits: must be an object');
     else {
-      const limits = ['maxBodyBytes', 'maxErrorRecords', 'maxNestingDepth', 'maxCausedRequests'];
+      const limits = ['maxBodyBytes', 'maxErrorRecords', 'maxNestingDepth', 'maxEntities', 'maxCausedRequests'];
       unknown('limits.', raw.limits, limits);
       for (const k of limits)
         if (raw.limits[k] !== undefined && !isCount(raw.limits[k])) problems.push(`limits.${k}: must be a whole number`);

@@ -46,6 +46,9 @@ export class FileStore {
   /** Outside edits, while `watch` is on. */
   private readonly fileWatch: FileWatch;
   private onAdded: (name: string) => void = () => undefined;
+  /** Set when a journaled change could not be applied in memory: memory no longer matches the journal (halt). */
+  private halted: ServiceError | null = null;
+  private onHalt: () => void = () => undefined;
 
   private constructor(
     readonly file: string,
@@ -184,6 +187,7 @@ export class FileStore {
    * a delete works on a copy (the resource's entities plus the group's inserts so far).
    */
   private async write(map: Map<string, MemoryStorage>, key: string, batch: WriteBatch): Promise<void> {
+    if (this.halted) throw this.halted;
     const group = (this.open ??= this.startGroup());
     await group.ready;
     if (!group.pending.has(map)) group.pending.set(map, new Map());
@@ -263,18 +267,45 @@ export class FileStore {
           rejectDone(new ServiceError('Unknown', 'The change could not be saved to the data file; nothing was changed'));
           return;
         }
-        const appended: Array<Promise<void>> = [];
-        for (const [map, byKey] of group.pending)
-          for (const [key, pending] of byKey) {
-            // Appended in place (in this turn: MemoryStorage appends synchronously); a copy replaces the entities.
-            if (Array.isArray(pending)) appended.push(map.get(key)!.write({ insert: pending }));
-            else map.set(key, pending);
-          }
-        for (const change of changes) if (this.resources.has(change.r)) this.indexes.get(change.r)?.apply(indexedChange(change));
-        await Promise.all(appended);
+        try {
+          const appended: Array<Promise<void>> = [];
+          for (const [map, byKey] of group.pending)
+            for (const [key, pending] of byKey) {
+              // Appended in place (in this turn: MemoryStorage appends synchronously); a copy replaces the entities.
+              if (Array.isArray(pending)) appended.push(map.get(key)!.write({ insert: pending }));
+              else map.set(key, pending);
+            }
+          for (const change of changes) if (this.resources.has(change.r)) this.indexes.get(change.r)?.apply(indexedChange(change));
+          await Promise.all(appended);
+        } catch (e) {
+          rejectDone(this.halt(e));
+          return;
+        }
         resolveDone();
       });
     return group;
+  }
+
+  /**
+   * A change is in the journal but could not be applied in memory: memory and journal
+   * disagree, so nothing more is written or compacted from memory. The writes are answered
+   * 500 saying so, then `halting` hears of it (the CLI stops); the next start replays the
+   * journal (docs/cli-durability.md).
+   */
+  private halt(cause: unknown): ServiceError {
+    console.error(`resourcery: a change journaled in ${this.file}.journal could not be applied in memory; the server stops:`, cause);
+    this.halted = new ServiceError(
+      'Unknown',
+      'The change was saved in the journal but could not be applied; the server stops, and its next start applies the journal. Nothing more is written until then',
+    );
+    this.compaction.stop();
+    queueMicrotask(() => this.onHalt());
+    return this.halted;
+  }
+
+  /** Called once if the store halts (halt): the CLI answers what is in flight, then stops. */
+  halting(listener: () => void): void {
+    this.onHalt = listener;
   }
 
   /** Appends a group of changes to the journal (creating it from the file's checkpoint) and fsyncs it. */
@@ -299,6 +330,8 @@ export class FileStore {
 
   /** The durable data as the file holds it, copied: inserts append to the arrays in place. */
   private snapshot(): Record<string, readonly Entity[] | Entity> {
+    // Halted: memory lacks journaled changes, so the file is left to the replay at the next start.
+    if (this.halted) throw this.halted;
     const data: Record<string, readonly Entity[] | Entity> = {};
     for (const [name, memory] of this.resources) data[name] = this.singular.has(name) ? (memory.all()[0] ?? {}) : memory.all().slice();
     for (const [key, memory] of this.admin) {

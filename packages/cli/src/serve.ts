@@ -295,7 +295,7 @@ export function banner(served: Pick<Served, 'url' | 'resources'>, options: Serve
   const lines = [`Resourcery ${version} is serving ${redact(options.file)} at ${served.url}`];
   if (options.quiet) return `${lines[0]}\n`;
   lines.push('', 'Resources:');
-  const width = Math.max(0, ...served.resources.map((r) => r.name.length));
+  const width = served.resources.reduce((w, r) => Math.max(w, r.name.length), 0);
   for (const r of served.resources)
     lines.push(`  ${served.url}/${r.name}${r.singular ? `${' '.repeat(width - r.name.length)}  (one entity)` : ''}`);
   if (served.resources.length === 0) lines.push('  (none)');
@@ -335,4 +335,17 @@ export function stopOnSignals(served: Pick<Served, 'close'> | http.Server, servi
   const stop = () => void close().finally(() => process.exit(0));
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+}
+
+/**
+ * The store halted (a journaled change could not be applied in memory): the requests in
+ * flight are answered first (500, saying why), then the process ends with code 70; the next
+ * start replays the journal (docs/cli-durability.md).
+ */
+export function stopOnHalt(served: Pick<Served, 'server' | 'store'>): void {
+  served.store?.halting(() => {
+    process.exitCode = 70;
+    served.server.close(() => process.exit(70));
+    setTimeout(() => process.exit(70), 2000).unref();
+  });
 }

@@ -3,7 +3,7 @@ import { Ajv } from 'ajv';
 import { apiKeys, Auth, type ApiKeyConfig } from './model/api-keys.js';
 import { ruleMethod, runAuthenticate, type Authenticate, type Caller, type HandleOptions } from './model/caller.js';
 import type { ProtocolProvider } from './content-types/content-type.js';
-import { DEFAULT_MAX_NESTING, MAX_NESTING_LIMIT } from './content-types/nesting.js';
+import { DEFAULT_MAX_ENTITIES, DEFAULT_MAX_NESTING, MAX_NESTING_LIMIT } from './content-types/nesting.js';
 import { ERROR_RESOURCE, ErrorRecords, type ErrorRecord } from './admin/error-records.js';
 import { adminRules, checkAdminOptions, defaultPrincipalName, type AdminOptions } from './admin/access.js';
 import { ServiceError } from './errors.js';
@@ -48,6 +48,8 @@ export interface ServiceOptions {
   maxBodyBytes?: number;
   /** Deepest nesting of objects and arrays accepted in an entity (default 64, at most 1000); deeper is 400. */
   maxNestingDepth?: number;
+  /** Most entities one request may write (a body, a Source, an Excel import; default 100,000); more is 413. */
+  maxEntities?: number;
   /** How many error records to keep (default 2000, the newest). */
   maxErrorRecords?: number;
   /** Whether entity resources raise Inserted/Updated/Deleted events (default true). */
@@ -89,7 +91,14 @@ export interface ServiceOptions {
 type ResolvedOptions = Required<
   Pick<
     ServiceOptions,
-    'maxBodyBytes' | 'maxNestingDepth' | 'maxErrorRecords' | 'events' | 'allowPrivateDestinations' | 'searchBudget' | 'maxCausedRequests'
+    | 'maxBodyBytes'
+    | 'maxNestingDepth'
+    | 'maxEntities'
+    | 'maxErrorRecords'
+    | 'events'
+    | 'allowPrivateDestinations'
+    | 'searchBudget'
+    | 'maxCausedRequests'
   >
 > &
   Omit<ServiceOptions, 'apiKeys' | 'etagSecret'>;
@@ -122,6 +131,7 @@ export class Service {
     this.options = {
       maxBodyBytes: 10 * 1024 * 1024,
       maxNestingDepth: DEFAULT_MAX_NESTING,
+      maxEntities: DEFAULT_MAX_ENTITIES,
       maxErrorRecords: 2000,
       events: true,
       allowPrivateDestinations: false,
@@ -132,6 +142,8 @@ export class Service {
     const depth = this.options.maxNestingDepth;
     if (!Number.isInteger(depth) || depth < 1 || depth > MAX_NESTING_LIMIT)
       throw new Error(`maxNestingDepth must be a whole number from 1 to ${MAX_NESTING_LIMIT}, not ${depth}`);
+    const most = this.options.maxEntities;
+    if (!Number.isInteger(most) || most < 1) throw new Error(`maxEntities must be a whole number of at least 1, not ${most}`);
     const caused = this.options.maxCausedRequests;
     if (!Number.isInteger(caused) || caused < 1) throw new Error(`maxCausedRequests must be a whole number of at least 1, not ${caused}`);
     if (this.options.compiledQueries === false) setCodeGeneration(false);

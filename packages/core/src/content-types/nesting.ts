@@ -4,6 +4,8 @@ import { ServiceError } from '../errors.js';
 export const DEFAULT_MAX_NESTING = 64;
 /** The highest `maxNestingDepth` accepted: JSON.stringify and other recursive walks stay well inside the stack. */
 export const MAX_NESTING_LIMIT = 1000;
+/** Default for `maxEntities`, the most entities one request writes (docs/limits.md). */
+export const DEFAULT_MAX_ENTITIES = 100_000;
 
 /**
  * Whether `value` nests objects and arrays deeper than `limit` levels (an entity `{}` is

@@ -33,6 +33,7 @@ export interface PipelineHost extends RootHost {
   readonly options: {
     readonly maxBodyBytes: number;
     readonly maxNestingDepth: number;
+    readonly maxEntities: number;
     readonly searchBudget: number;
     readonly maxCausedRequests: number;
     readonly onError?: (error: ServiceError, info: ErrorInfo) => void;

@@ -61,6 +61,12 @@ export class Operating implements OperationContext {
 /** The entities a POST/PUT/PATCH writes: from the body (or the Source header). */
 async function readInput(host: PipelineHost, ctx: RequestContext): Promise<Entity[]> {
   const entities = await readEntities(host, ctx);
+  const most = host.options.maxEntities;
+  if (entities.length > most)
+    throw new ServiceError(
+      'PayloadTooLarge',
+      `${entities.length} entities in one request, more than the limit of ${most} (service option maxEntities, docs/limits.md): send them in several requests`,
+    );
   // Before anything walks them: deeper input would overflow recursive code (stringify, copies).
   checkNesting(entities, host.options.maxNestingDepth);
   return entities;

@@ -24,7 +24,8 @@ export function rootResponse(service: RootHost, ctx: RequestContext): PlainRespo
   const accept = ctx.header('accept');
   if (accept === undefined) return undefined;
   const ranges = parseAccept(accept).filter((r) => r.q > 0);
-  const best = (types: string[]) => Math.max(0, ...ranges.filter((r) => types.includes(r.type)).map((r) => r.q));
+  // A reduce, not Math.max(...): the ranges are as many as the caller writes.
+  const best = (types: string[]) => ranges.reduce((q, r) => (types.includes(r.type) && r.q > q ? r.q : q), 0);
   const openapi = ranges.filter((r) => OPENAPI_MEDIA_TYPES.includes(r.type)).sort((a, b) => b.q - a.q)[0];
   if (openapi !== undefined && openapi.q >= best(['application/json'])) return openapiResponse(service, ctx, openapi.type);
   // A browser lists text/html first and reaches JSON only through */*; a client that names JSON keeps the listing.

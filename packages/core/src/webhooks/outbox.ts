@@ -100,8 +100,9 @@ export class Outbox {
         this.pending = { batch: { update: [], delete: [] }, waiters: [] };
         setImmediate(() => void this.flush());
       }
-      this.pending.batch.update.push(...(op.update ?? []));
-      this.pending.batch.delete.push(...(op.delete ?? []));
+      // Loops, not push(...): a spread of a caller-sized array overflows the stack (docs/limits.md).
+      for (const u of op.update ?? []) this.pending.batch.update.push(u);
+      for (const d of op.delete ?? []) this.pending.batch.delete.push(d);
       this.pending.waiters.push({ op, resolve, reject });
     });
   }
