@@ -313,6 +313,19 @@ export class FileStore {
     const disk = this.disk;
     disk.journal ??= await JournalFile.create(journalPath(this.file), { seq: disk.seq, file: disk.fileHash });
     await disk.journal.append({ seq: disk.seq + 1, w: changes });
+    if (!(await disk.journal.linked())) {
+      // Appended to a file no start will read: not durable, so not acknowledged (docs/cli-durability.md).
+      const gone = disk.journal;
+      disk.journal = null;
+      await gone.close();
+      console.error(
+        `resourcery: ${gone.path} was removed while the server ran (its directory deleted, or the file moved); the write was refused`,
+      );
+      throw new ServiceError(
+        'Unknown',
+        "The data file's journal was removed while the server ran (was its directory deleted?); nothing was changed",
+      );
+    }
     disk.seq++;
     this.compaction.journaled();
     this.compaction.schedule();

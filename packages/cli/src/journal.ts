@@ -1,4 +1,4 @@
-import { open, readFile, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { open, readFile, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import type { Entity } from '@resourcery/core';
 import type { WriteBatch } from '@resourcery/core/storage';
@@ -320,6 +320,15 @@ export class JournalFile {
     this.size = head.length + rest.length;
     this.writes = writes;
     this.dirty = false;
+  }
+
+  /**
+   * Whether the open file is still the one at `path`: deleting the data directory (or
+   * moving the journal) leaves appends going to a file nobody will read again.
+   */
+  async linked(): Promise<boolean> {
+    const [own, named] = await Promise.all([this.handle.stat(), stat(this.path).catch(() => null)]);
+    return own.nlink > 0 && named !== null && named.ino === own.ino && named.dev === own.dev;
   }
 
   /** Deletes the journal (every write it held is in the data file). */

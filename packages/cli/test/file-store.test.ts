@@ -43,6 +43,29 @@ async function blockSaves(): Promise<() => Promise<void>> {
   return () => rm(journal, { recursive: true });
 }
 
+describe('the data directory deleted while the server runs', () => {
+  test('a write is not acknowledged into a journal no start will read: 500 saying why, and not served', async () => {
+    // No compaction by itself: the journal stays open, as under a stream of writes.
+    const manual = { bytes: 1 << 30, idleMs: 1 << 30, maxAgeMs: 1 << 30 };
+    const o = await createFileService({ file, apiKeys: [], allowPrivateDestinations: false, compaction: manual });
+    opened.push(o);
+    expect((await json(o.service, 'POST', '/posts', { id: 2, title: 'kept' })).status).toBe(201);
+    const log = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    await rm(dir, { recursive: true, force: true });
+    const lost = await json(o.service, 'POST', '/posts', { id: 3, title: 'unlinked' });
+    expect(lost.status).toBe(500);
+    expect(lost.body.Message).toMatch(/journal was removed while the server ran \(was its directory deleted\?\); nothing was changed/);
+    expect(JSON.stringify(lost.body)).not.toContain(dir);
+    expect(String(log.mock.calls[0]?.[0])).toMatch(/was removed while the server ran/);
+    expect((await json(o.service, 'GET', '/posts')).body.map((p: { id: number }) => p.id)).toEqual([1, 2]);
+    // Later writes fail too while the directory is gone (no journal can be created).
+    expect((await json(o.service, 'POST', '/posts', { id: 4, title: 'later' })).status).toBe(500);
+    await o.store.close();
+    opened.splice(opened.indexOf(o), 1);
+    log.mockRestore();
+  });
+});
+
 describe('a failed save changes nothing', () => {
   test('the write answers 500 with a generic message, and readers never see it', async () => {
     const { service, store } = await openService();
