@@ -6,7 +6,7 @@ module.exports = {
   moduleNameMapper: {
     '^(\\.{1,2}/.*)\\.js$': '$1',
     '^@resourcery/core/storage$': '<rootDir>/packages/core/src/storage/index.ts',
-    '^@resourcery/(core|node|express|koa|cli|sql|client)$': '<rootDir>/packages/$1/src/index.ts',
+    '^@resourcery/(core|node|express|koa|fastify|cli|sql|client)$': '<rootDir>/packages/$1/src/index.ts',
   },
   transform: {
     '^.+\\.(t|j)s$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }],

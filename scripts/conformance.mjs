@@ -15,7 +15,7 @@ const CASES = ['01-uri-conditions', '02-meta-conditions', '03-methods', '04-erro
 const files = CASES.map((c) => path.join(kit, 'cases', `${c}.json`));
 const servers = [
   null,
-  ...['express', 'koa']
+  ...['express', 'koa', 'fastify']
     .map((a) => `examples/${a}/conformance-server.mjs`)
     .filter((s) => existsSync(s))
     .map((s) => `node ${s} {data} --port 0 {args}`),

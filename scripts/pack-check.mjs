@@ -55,7 +55,7 @@ check(`pnpm pack (${packages.length} packages), no workspace: ranges left`, () =
 });
 
 writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'fresh-app', private: true, version: '1.0.0' }, null, 2));
-check('npm install --engine-strict of the tarballs (+ typescript, @types/node 20, express, koa)', () => {
+check('npm install --engine-strict of the tarballs (+ typescript, @types/node 20, express, koa, fastify)', () => {
   const files = readdirSync(tarballs).map((f) => join(tarballs, f));
   run('npm', [
     'install',
@@ -68,6 +68,10 @@ check('npm install --engine-strict of the tarballs (+ typescript, @types/node 20
     '@types/express@5',
     'koa@3',
     '@types/koa@3',
+    'fastify@5',
+    // light-my-request 6.8 (Fastify 5's inject) needs cookie 2, whose engines ask for Node 22:
+    // under --engine-strict on Node 20 an app pins 6.6 (docs/adapters/fastify.md).
+    'light-my-request@6.6.0',
   ]);
 });
 
@@ -81,19 +85,26 @@ server.close();
 if (text !== '[{"Name":"Alan"}]') throw new Error('unexpected answer ' + text);
 console.log('served', text);`;
 
-check('ESM app (import) serving over node:http, with Express and Koa middleware loaded', () => {
+check('ESM app (import) serving over node:http, with Express and Koa middleware loaded, and the Fastify plugin answering', () => {
   writeFileSync(
     join(app, 'esm.mjs'),
     `import { createService } from '@resourcery/core';
 import { createServer } from '@resourcery/node';
 import { createExpressMiddleware } from '@resourcery/express';
 import { createKoaMiddleware } from '@resourcery/koa';
+import { resourceryFastify } from '@resourcery/fastify';
 import express from 'express';
 import Koa from 'koa';
+import Fastify from 'fastify';
 const service = createService();
 ${service}
 express().use('/api', createExpressMiddleware(service));
 new Koa().use(createKoaMiddleware(service));
+const fastifyApp = Fastify();
+await fastifyApp.register(resourceryFastify, { service, prefix: '/api' });
+const viaFastify = await fastifyApp.inject({ method: 'REPORT', url: '/api/Person', headers: { accept: 'application/json;raw=true' } });
+if (viaFastify.body !== '2') throw new Error('Fastify plugin answered ' + viaFastify.statusCode + ' ' + viaFastify.body);
+await fastifyApp.close();
 ${serveAndGet}
 `,
   );
@@ -107,6 +118,7 @@ check('CommonJS app (require) serving over node:http', () => {
 const { createServer } = require('@resourcery/node');
 require('@resourcery/express');
 require('@resourcery/koa');
+require('@resourcery/fastify');
 (async () => {
 const service = createService();
 ${service}
@@ -132,12 +144,21 @@ const e: ServiceError = new ServiceError('NotAcceptable', 'x');
 export { answer, server, listener, mw, kmw, e };
 `;
 writeFileSync(join(app, 'typed.ts'), typed);
+// Fastify's own types (pino's) need esModuleInterop once skipLibCheck is false: checked there only.
+writeFileSync(
+  join(app, 'fastify.ts'),
+  `import Fastify from 'fastify';
+import { createService } from '@resourcery/core';
+import { resourceryFastify } from '@resourcery/fastify';
+export const registered = Fastify().register(resourceryFastify, { service: createService(), prefix: '/api', context: (request) => ({ id: request.id }) });
+`,
+);
 for (const [module, moduleResolution] of [
   ['nodenext', 'nodenext'],
   ['commonjs', 'node10'],
 ]) {
   for (const interop of [false, true]) {
-    check(`strict tsc --noEmit, module ${module}, esModuleInterop ${interop}, skipLibCheck false`, () => {
+    check(`strict tsc --noEmit, module ${module}, esModuleInterop ${interop}${interop ? ' (+ Fastify)' : ''}, skipLibCheck false`, () => {
       writeFileSync(
         join(app, 'tsconfig.json'),
         JSON.stringify({
@@ -152,7 +173,7 @@ for (const [module, moduleResolution] of [
             skipLibCheck: false,
             types: ['node'],
           },
-          files: ['typed.ts'],
+          files: interop ? ['typed.ts', 'fastify.ts'] : ['typed.ts'],
         }),
       );
       run(process.execPath, [join(app, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json']);
