@@ -112,20 +112,20 @@ export function parseCommand(argv: string[]): Command {
       `serve takes one data source, not ${rest.length} (${rest.join(', ')}): put every resource in one file, or use a database`,
     );
   const port = Number(values.port);
-  if (!/^\d+$/.test(values.port!) || port > 65535) throw new UsageError(`--port must be a number from 0 to 65535, not '${values.port}'`);
+  if (!/^\d+$/.test(values.port) || port > 65535) throw new UsageError(`--port must be a number from 0 to 65535, not '${values.port}'`);
   if (values.host === '') throw new UsageError('--host needs an address, e.g. 127.0.0.1 or 0.0.0.0');
-  if (values['no-cors'] && values.cors!.length > 0) throw new UsageError('--cors and --no-cors contradict each other: give one of them');
+  if (values['no-cors'] && values.cors.length > 0) throw new UsageError('--cors and --no-cors contradict each other: give one of them');
   return {
     command: 'serve',
     options: {
       file: rest[0],
       port,
-      host: values.host!,
-      apiKeys: values['api-key']!,
-      allowPrivateDestinations: values['allow-private-destinations']!,
+      host: values.host,
+      apiKeys: values['api-key'],
+      allowPrivateDestinations: values['allow-private-destinations'],
       readOnly: values['read-only'],
       staticDir: values.static,
-      cors: values['no-cors'] ? false : values.cors!.length > 0 ? values.cors : undefined,
+      cors: values['no-cors'] ? false : values.cors.length > 0 ? values.cors : undefined,
       config: values.config,
       quiet: values.quiet,
       watch: values.watch,

@@ -38,7 +38,7 @@ export async function loadConfig(file: string | undefined, cwd = process.cwd()):
   let raw: unknown;
   if (/\.m?js$/i.test(absolute)) {
     try {
-      raw = (await import(pathToFileURL(absolute).href)).default;
+      raw = ((await import(pathToFileURL(absolute).href)) as { default?: unknown }).default;
     } catch (e) {
       throw new ConfigError(`${found} could not be loaded: ${(e as Error).message}`);
     }

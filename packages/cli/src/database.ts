@@ -65,7 +65,7 @@ export async function openDatabase(source: string): Promise<Database> {
 }
 
 export async function catalog(db: Database): Promise<CatalogEntry[]> {
-  const { rows } = await db.client.query(`SELECT name, singular, key FROM ${CATALOG} ORDER BY name`);
+  const rows = (await db.client.query(`SELECT name, singular, key FROM ${CATALOG} ORDER BY name`)).rows as Array<Record<string, unknown>>;
   return rows.map((r) => ({ name: String(r.name), singular: r.singular === true, key: typeof r.key === 'string' ? r.key : undefined }));
 }
 

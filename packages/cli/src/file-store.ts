@@ -282,7 +282,9 @@ export class FileStore {
           return;
         }
         resolveDone();
-      });
+      })
+      // Whatever fails, the group settles: its writers and every task queued behind it wait for `done`.
+      .catch((e: unknown) => rejectDone(this.halt(e)));
     return group;
   }
 

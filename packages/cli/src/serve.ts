@@ -254,7 +254,7 @@ export async function serve(options: ServeOptions, config: CliConfig = {}): Prom
             (served) => {
               if (!served) listener(req, res);
             },
-            (e) => res.destroy(e),
+            (e: unknown) => res.destroy(e instanceof Error ? e : new Error(String(e))),
           );
         },
   );

@@ -38,13 +38,14 @@ export class ResourceryError extends Error {
   readonly moreInfoAt?: string;
   readonly body: unknown;
 
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- error bodies are JSON of any shape
-  constructor(status: number, body: any, errorInfo: string | null) {
-    super(body?.Message ?? `HTTP ${status}`);
+  constructor(status: number, body: unknown, errorInfo: string | null) {
+    const fields = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {};
+    const text = (name: string) => (typeof fields[name] === 'string' ? fields[name] : undefined);
+    super(text('Message') ?? `HTTP ${status}`);
     this.name = 'ResourceryError';
     this.status = status;
-    this.code = body?.ErrorCode ?? (status === 412 ? 'PreconditionFailed' : 'Unknown');
-    this.moreInfoAt = body?.MoreInfoAt ?? errorInfo ?? undefined;
+    this.code = text('ErrorCode') ?? (status === 412 ? 'PreconditionFailed' : 'Unknown');
+    this.moreInfoAt = text('MoreInfoAt') ?? errorInfo ?? undefined;
     this.body = body;
   }
 }

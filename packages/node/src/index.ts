@@ -101,9 +101,9 @@ async function writeStream(res: ServerResponse, response: PlainResponse): Promis
   res.once('close', onClose);
   try {
     while (!closed) {
-      const { value, done } = await iterator.next();
-      if (done) break;
-      if (!res.write(value) && !closed) await drained(res);
+      const next = await iterator.next();
+      if (next.done) break;
+      if (!res.write(next.value) && !closed) await drained(res);
     }
     if (closed) await iterator.return?.();
     else res.end();

@@ -17,12 +17,16 @@ interface PoolClient extends SqlClient {
   totalCount: number;
 }
 
+/**
+ * Runs a statement; its rows have the columns the statement selects, which the caller names
+ * (`R`): the client's rows are untyped.
+ */
+export type Query = <R = Record<string, unknown>>(text: string, params?: string[]) => Promise<R[]>;
+
 /** Runs single statements and transactions on a client, whatever its kind. */
 export interface Session {
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- rows of any table
-  query(text: string, params?: string[]): Promise<any[]>;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- rows of any table
-  transaction<T>(fn: (query: (text: string, params?: string[]) => Promise<any[]>) => Promise<T>): Promise<T>;
+  query: Query;
+  transaction<T>(fn: (query: Query) => Promise<T>): Promise<T>;
 }
 
 export function sessionFor(client: SqlClient): Session {
@@ -32,9 +36,9 @@ export function sessionFor(client: SqlClient): Session {
 }
 
 const rowsOf =
-  (c: SqlClient) =>
-  async (text: string, params: string[] = []) =>
-    (await c.query(text, params)).rows;
+  (c: SqlClient): Query =>
+  async <R>(text: string, params: string[] = []) =>
+    (await c.query(text, params)).rows as R[];
 
 function transactional(client: TransactionalClient): Session {
   return { query: rowsOf(client), transaction: (fn) => client.transaction((tx) => fn(rowsOf(tx))) };

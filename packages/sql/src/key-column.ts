@@ -45,7 +45,7 @@ export async function prepareKeyColumn(
   await session.transaction(async (query) => {
     await query('SELECT pg_advisory_xact_lock(hashtext($1))', [`resourcery key ${table}`]);
     if (create) await query(`ALTER TABLE ${quoted} ADD COLUMN IF NOT EXISTS key jsonb`);
-    const [column] = await query(
+    const [column] = await query<{ spec: string }>(
       "SELECT coalesce(col_description(a.attrelid, a.attnum), '') AS spec FROM pg_attribute a WHERE a.attrelid = $1::regclass AND a.attname = 'key' AND NOT a.attisdropped",
       [quoted],
     );
@@ -60,7 +60,7 @@ export async function prepareKeyColumn(
     // Refilled without the index, so rows trading keys never collide halfway.
     await query(`DROP INDEX IF EXISTS ${schema}${index}`);
     for (let after = '0'; ; ) {
-      const rows: Array<{ id: string; body: string }> = await query(
+      const rows = await query<{ id: string; body: string }>(
         `SELECT id::text AS id, body FROM ${quoted} WHERE id > $1::bigint ORDER BY id LIMIT 5000`,
         [after],
       );

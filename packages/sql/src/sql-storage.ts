@@ -8,7 +8,7 @@ import {
   type Target,
   type WriteBatch,
 } from '@resourcery/core/storage';
-import { sessionFor, type Session, type SqlClient } from './client.js';
+import { sessionFor, type Query, type Session, type SqlClient } from './client.js';
 import { DeclaredIndexes, indexName } from './indexes.js';
 import { keyColumnValue, keyIndexName, prepareKeyColumn, takenKey } from './key-column.js';
 import { distinctKeys, searchSql } from './search-distinct.js';
@@ -146,7 +146,7 @@ export class SqlStorage implements Storage {
       await this.tableAndKey();
       if (this.create) for (const ddl of this.indexes.ddl(this.table, this.quoted)) await this.createOnce(ddl);
       if (this.create && this.searchIndex) await this.createSearchIndex();
-      await this.indexes.check(this.quoted, (text, params) => this.session.query(text, params));
+      await this.indexes.check(this.quoted, (text, params) => this.session.query<{ name: string }>(text, params));
     })().catch((e) => {
       this.indexing = null;
       throw e;
@@ -156,7 +156,9 @@ export class SqlStorage implements Storage {
 
   /** The trigram index ILIKE searches use (search-distinct.ts), where pg_trgm is installed. */
   private async createSearchIndex(): Promise<void> {
-    const [{ installed }] = await this.session.query(`SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') AS installed`);
+    const [{ installed }] = await this.session.query<{ installed: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') AS installed`,
+    );
     if (installed)
       await this.createOnce(
         `CREATE INDEX IF NOT EXISTS ${indexName(this.table, 'search')} ON ${this.quoted} USING gin (body gin_trgm_ops)`,
@@ -204,7 +206,7 @@ export class SqlStorage implements Storage {
   async select(query: SelectQuery): Promise<SelectResult> {
     await this.ready();
     const plan = await this.plan(query);
-    const rows: Row[] = await this.session.query(plan.text, plan.values);
+    const rows = await this.session.query<Row>(plan.text, plan.values);
     const entity = (row: Row) => {
       const e = JSON.parse(row.body) as Entity;
       this.keys.set(e, { id: row.id, version: row.version });
@@ -212,7 +214,7 @@ export class SqlStorage implements Storage {
     };
     // Past one batch, a stream reads the rest batch by batch as it is consumed (stream.ts).
     if (plan.batch > 0 && rows.length > plan.batch) {
-      if (plan.cut !== null) this.spellings.learn(query.select!, JSON.parse(rows[0].body));
+      if (plan.cut !== null) this.spellings.learn(query.select!, JSON.parse(rows[0].body) as Entity);
       const next = async (after: Row, limit: number): Promise<Row[]> => {
         const rows = await this.batch(query, after, limit);
         if (rows.length === limit || !query.order?.descending || after.k === null || after.k === undefined) return rows;
@@ -231,7 +233,7 @@ export class SqlStorage implements Storage {
     const { text, values, exact } = await this.plan(query, { after, limit });
     // A search that SQL answered exactly when the stream began no longer is (search-distinct.ts): stop rather than send a superset.
     if (!exact) throw new ServiceError('Conflict', 'The rows changed while they were streamed; the answer was cut short');
-    return this.session.query(text, values);
+    return this.session.query<Row>(text, values);
   }
 
   /**
@@ -280,7 +282,10 @@ export class SqlStorage implements Storage {
     const params = this.params();
     const conditions = translateConditions(query.conditions, params);
     if (conditions.exact) {
-      const rows = await this.session.query(`SELECT count(*)::text AS n FROM ${scan(this.quoted, params, conditions).from}`, params.values);
+      const rows = await this.session.query<{ n: string }>(
+        `SELECT count(*)::text AS n FROM ${scan(this.quoted, params, conditions).from}`,
+        params.values,
+      );
       return Number(rows[0].n);
     }
     const predicate = query.predicate ?? compileConditions(query.conditions);
@@ -297,7 +302,7 @@ export class SqlStorage implements Storage {
    */
   async changeToken(): Promise<string> {
     await this.ready();
-    const rows = await this.session.query(
+    const rows = await this.session.query<{ t: string }>(
       `SELECT count(*)::text || ':' || coalesce(sum(version), 0)::text || ':' || coalesce(max(id), 0)::text AS t FROM ${this.quoted}`,
     );
     return rows[0].t;
@@ -333,13 +338,12 @@ export class SqlStorage implements Storage {
     if (updates.size === 0 && deletes.size === 0 && inserts.length === 0) return;
 
     const key = this.key;
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- rows of any table
-    const run = async (query: (text: string, params?: string[]) => Promise<any[]>) => {
+    const run = async (query: Query) => {
       let versions: Array<{ id: string; version: string }> = [];
       if (updates.size > 0) {
         const rows = [...updates.values()].map((u) => [u.key.id, u.key.version, u.value, key && keyColumnValue(u.value, key)]);
         // With a key, the key column follows the body; the unique index refuses a taken one (23505: Conflict).
-        versions = await query(
+        versions = await query<{ id: string; version: string }>(
           `UPDATE ${this.quoted} AS t SET body = u.body, version = t.version + 1${key ? ', key = u.key' : ''} ` +
             `FROM (SELECT (e ->> 0)::bigint AS id, (e ->> 1)::bigint AS version, (e -> 2)::text AS body, nullif((e -> 3)::jsonb, 'null'::jsonb) AS key FROM json_array_elements($1::text::json) e) u ` +
             'WHERE t.id = u.id AND t.version = u.version RETURNING t.id::text AS id, t.version::text AS version',
@@ -361,19 +365,19 @@ export class SqlStorage implements Storage {
         // `json` (not jsonb) keeps each entity's text as written, key order included.
         const rows = key
           ? // A taken key inserts nothing (ON CONFLICT on the key's unique index), and the batch is refused.
-            await query(
+            await query<{ id: string }>(
               `INSERT INTO ${this.quoted} (body, key) SELECT e.value::text, nullif(k.value, 'null'::jsonb) FROM json_array_elements($1::text::json) WITH ORDINALITY AS e(value, n) ` +
                 'JOIN jsonb_array_elements($2::text::jsonb) WITH ORDINALITY AS k(value, n) USING (n) ORDER BY n ON CONFLICT (key) DO NOTHING RETURNING id::text AS id',
               [JSON.stringify(inserts), JSON.stringify(inserts.map((e) => keyColumnValue(e, key)))],
             )
-          : await query(
+          : await query<{ id: string }>(
               `INSERT INTO ${this.quoted} (body) SELECT e.value::text FROM json_array_elements($1::text::json) WITH ORDINALITY AS e(value, n) ORDER BY e.n RETURNING id::text AS id`,
               [JSON.stringify(inserts)],
             );
         if (rows.length !== inserts.length)
           throw takenKey(inserts.length === 1 ? JSON.stringify(keyColumnValue(inserts[0], key!)) : undefined);
         // Ids are drawn in insert order; RETURNING's row order is not promised.
-        ids = rows.map((r: { id: string }) => r.id).sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));
+        ids = rows.map((r) => r.id).sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));
       }
       return { versions, ids };
     };

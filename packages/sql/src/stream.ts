@@ -91,6 +91,6 @@ export async function* inBatches(
     const wanted = total < 0 ? batch : Math.min(batch, total - given);
     if (rows.length < asked || wanted <= 0) return;
     asked = wanted;
-    rows = await next(last!, wanted);
+    rows = await next(last, wanted);
   }
 }

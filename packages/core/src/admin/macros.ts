@@ -192,7 +192,7 @@ export class Macros {
       if (typeof Headers !== 'object' || Array.isArray(Headers)) invalid('Headers', 'Headers must be an object of header names and values');
       headers = {};
       const seen = new Set<string>();
-      for (const [written, v] of Object.entries(Headers as object)) {
+      for (const [written, v] of Object.entries(Headers)) {
         // Every rule looks at the name as HTTP does: `"Authorization "` is Authorization.
         const h = written.trim();
         const key = h.toLowerCase();

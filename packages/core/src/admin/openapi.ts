@@ -160,10 +160,10 @@ export function openApiDocument(service: Described, options: OpenApiOptions = {}
 }
 
 function entitySchema(r: Resource): Json {
-  const schema = r.schema as Json | undefined;
+  const schema = r.schema;
   if (schema && typeof schema === 'object') {
     const { $schema: _ignored, $id: _id, ...rest } = schema;
-    return { ...rest, description: (rest.description as string | undefined) ?? (r.description || undefined) };
+    return { ...rest, description: rest.description ?? (r.description || undefined) };
   }
   return { type: 'object', description: r.description || undefined, additionalProperties: true };
 }

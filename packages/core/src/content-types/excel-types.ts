@@ -116,17 +116,24 @@ export function readTypes(rows: ReadonlyArray<{ number: number; cells: readonly 
     if (row.number === 1) continue;
     const v: unknown[] = [];
     for (const cell of row.cells) v[cell.column] = cell.value;
-    const [sheet, column, property, count, json, nulls, empty] = [v[1], v[2], v[3] ?? '', v[4], v[5] ?? '', v[6] ?? '', v[7] ?? ''];
+    const [sheet, column, property, count] = [v[1], v[2], v[3] ?? '', v[4]];
+    const [json, nulls, empty] = [rangesText(v[5]), rangesText(v[6]), rangesText(v[7])];
+    if (json === null || nulls === null || empty === null) return null;
     if (typeof sheet !== 'string' || !Number.isInteger(column) || !Number.isInteger(count) || typeof property !== 'string') return null;
     let entry = out.get(sheet);
     if (entry === undefined) out.set(sheet, (entry = { rows: count as number, columns: new Map() }));
     if (column === 0) continue;
     let col = entry.columns.get(column as number);
     if (col === undefined) entry.columns.set(column as number, (col = { property, json: [], nulls: [], empty: [] }));
-    if (!parseRanges(String(json), col.json) || !parseRanges(String(nulls), col.nulls) || !parseRanges(String(empty), col.empty))
-      return null;
+    if (!parseRanges(json, col.json) || !parseRanges(nulls, col.nulls) || !parseRanges(empty, col.empty)) return null;
   }
   return out;
+}
+
+/** A ranges cell's text: written as text, a number once a spreadsheet retyped it; anything else is malformed. */
+function rangesText(value: unknown): string | null {
+  if (value === undefined || value === null) return '';
+  return typeof value === 'string' ? value : typeof value === 'number' ? String(value) : null;
 }
 
 function parseRanges(text: string, into: number[]): boolean {

@@ -94,7 +94,7 @@ export class Protocols {
     const range = parseMediaType(header);
     const type = range && this.byBinding.get(range.type)?.type;
     if (!range || !type || type.read === undefined) {
-      const readable = this.types.filter((r) => r.type.read).map((r) => r.type.mimeType);
+      const readable = this.types.filter((r) => r.type.read !== undefined).map((r) => r.type.mimeType);
       const hint = range && SPREADSHEET_HINTS[range.type] ? ` ${SPREADSHEET_HINTS[range.type]}` : '';
       throw new ServiceError(
         'UnsupportedContent',

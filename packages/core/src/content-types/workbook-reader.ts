@@ -77,7 +77,7 @@ export async function openWorkbook(body: Uint8Array, maxUnpackedBytes: number): 
   if (workbook === null) throw new WorkbookError('The body is not an Excel workbook (.xlsx): it has no workbook part', 'unreadable');
   const folder = workbookPath.slice(0, workbookPath.lastIndexOf('/') + 1);
   const rels = relationships(await read(`${folder}_rels/${workbookPath.slice(folder.length)}.rels`));
-  const strings = await sharedStrings(await read(target(folder, rels, '/sharedStrings') ?? `${folder}sharedStrings.xml`));
+  const strings = sharedStrings(await read(target(folder, rels, '/sharedStrings') ?? `${folder}sharedStrings.xml`));
   const styles = dateStyles(await read(target(folder, rels, '/styles') ?? `${folder}styles.xml`));
   const date1904 = /<(?:[\w.-]+:)?workbookPr\b[^>]*\bdate1904\s*=\s*["'](?:1|true)["']/.test(workbook);
   const context: SheetContext = { strings, styles, date1904 };
@@ -130,7 +130,7 @@ function resolve(folder: string, relative: string | undefined): string | undefin
   return out.join('/');
 }
 
-async function sharedStrings(xml: string | null): Promise<string[]> {
+function sharedStrings(xml: string | null): string[] {
   const out: string[] = [];
   if (xml !== null) for (const si of elements(xml, 'si')) out.push(si.content === null ? '' : runText(si.content));
   return out;

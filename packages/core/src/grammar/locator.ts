@@ -61,9 +61,7 @@ export class Locator {
     let value: unknown = entity;
     for (let i = 0; i < this.segments.length; i++) {
       const key =
-        value !== null && typeof value === 'object' && !Array.isArray(value)
-          ? findKey(value as object, this.segments[i], this.lower[i])
-          : undefined;
+        value !== null && typeof value === 'object' && !Array.isArray(value) ? findKey(value, this.segments[i], this.lower[i]) : undefined;
       if (key !== undefined) {
         names.push(key);
         value = (value as Record<string, unknown>)[key];

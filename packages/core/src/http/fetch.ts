@@ -24,9 +24,9 @@ export function toFetchResponse(response: PlainResponse): Response {
     const iterator = body[Symbol.asyncIterator]();
     init = new ReadableStream<Uint8Array>({
       async pull(controller) {
-        const { value, done } = await iterator.next();
-        if (done) controller.close();
-        else controller.enqueue(typeof value === 'string' ? new TextEncoder().encode(value) : value);
+        const next = await iterator.next();
+        if (next.done) controller.close();
+        else controller.enqueue(typeof next.value === 'string' ? new TextEncoder().encode(next.value) : next.value);
       },
       async cancel() {
         await iterator.return?.();

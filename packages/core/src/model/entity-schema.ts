@@ -104,7 +104,7 @@ export function jsonSchemaOf(schema: EntitySchema<unknown> | undefined): JsonSch
   if (schema === undefined || !isStandardSchema(schema)) return schema;
   try {
     const converted = schema['~standard'].jsonSchema?.input({ target: 'draft-2020-12' });
-    return converted as JsonSchema | undefined;
+    return converted;
   } catch {
     // A validator that cannot describe itself still validates; conditions are then untyped.
     return undefined;

@@ -195,5 +195,7 @@ export async function storedMatches(
 function literalOf(value: unknown): Condition['value'] {
   if (value === null || value === undefined) return { kind: 'null' };
   if (typeof value === 'string') return { kind: 'string', value };
-  return parseLiteral(String(value));
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return parseLiteral(String(value));
+  // An object or array has no literal: this text equals no JSON value's, and storedMatches scans for it.
+  return { kind: 'raw', text: '[object Object]' };
 }

@@ -103,7 +103,8 @@ export class Resource {
   readonly schema?: JsonSchema;
   readonly raisesEvents: boolean;
   readonly views: readonly View[];
-  readonly definition: AnyResourceDefinition;
+  /** The app's definition, over plain entities (as the service runs every resource). */
+  readonly definition: ResourceDefinition<Entity, Entity>;
   readonly hooks: ResourceHooks;
   private readonly rowRules: RowRules;
   /** The declared key's property names, or null. */
@@ -115,7 +116,7 @@ export class Resource {
     if (!/^[\p{L}_][\p{L}\p{N}_.]*$/u.test(definition.name) || definition.name.endsWith('.')) {
       throw new Error(`Invalid resource name '${definition.name}': use letters, digits, '_' and '.'`);
     }
-    this.definition = definition;
+    this.definition = definition as ResourceDefinition<Entity, Entity>;
     this.name = definition.name;
     this.key = keyProperties(definition.key, definition.name);
     this.description = definition.description ?? '';
@@ -127,7 +128,7 @@ export class Resource {
     if (this.key !== null) this.storage.declareKey?.(this.key);
     this.raisesEvents = definition.events ?? options.events;
     this.validator = validatorOf(this.name, definition.schema, options.ajv);
-    this.hooks = definition.hooks ?? {};
+    this.hooks = this.definition.hooks ?? {};
     this.rowRules = new RowRules(this.name, definition.rules?.rows, this.schema);
     this.views = (definition.views ?? []).map((v) => {
       const parsed = parseUri(`/_/${v.conditions || '_'}/${v.meta || '_'}`);

@@ -50,7 +50,7 @@ export class RowRules {
     if (this.rules === undefined) return null;
     const rule = this.rules(caller, method);
     if (rule === undefined || rule === null) return null;
-    if (typeof rule === 'function') return { conditions: [], filter: rule as Predicate, test: rule as Predicate };
+    if (typeof rule === 'function') return { conditions: [], filter: rule, test: rule };
     let compiled = this.compiled.get(rule);
     if (compiled === undefined) {
       compiled = this.compile(rule);

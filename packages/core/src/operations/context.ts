@@ -14,7 +14,7 @@ export interface OperationContext {
   /** Raises a change event of the resource, if it raises events. */
   changed(kind: 'Inserted' | 'Updated' | 'Deleted', entities: Entity[]): Promise<void>;
   /** Checks the caller's rights on another resource (403 Forbidden). */
-  authorize(resource: string, method: string): void;
+  authorize: (resource: string, method: string) => void;
   /**
    * The response writes a GET's entities one at a time (JSON or JSON Lines, no Destination,
    * no If-Match): past what a storage holds in memory, it may then stream them.

@@ -93,7 +93,7 @@ function outputOf(
   const options = { conditionsApplied: result.conditionsApplied, pagingApplied: push && result.pagingApplied };
   if (streams && !Array.isArray(result.entities) && options.conditionsApplied && options.pagingApplied)
     return streamed(result.entities as AsyncIterable<Entity>, query.project);
-  if (Array.isArray(result.entities)) return evaluateScanning(visible(result.entities, filter), query, options, budget);
+  if (Array.isArray(result.entities)) return evaluateScanning(visible(result.entities as Entity[], filter), query, options, budget);
   return evaluateCollected(result.entities, query, filter, options, budget);
 }
 
@@ -133,9 +133,10 @@ async function streamed(entities: AsyncIterable<Entity>, project: ((e: Entity) =
   const iterator = entities[Symbol.asyncIterator]();
   const first = await iterator.next();
   if (first.done) return [];
+  const head = first.value;
   async function* rest(): AsyncGenerator<Entity> {
     try {
-      yield project === null ? first.value : project(first.value);
+      yield project === null ? head : project(head);
       for (let next = await iterator.next(); !next.done; next = await iterator.next())
         yield project === null ? next.value : project(next.value);
     } finally {
@@ -224,7 +225,7 @@ function visible(entities: Entity[], filter: Predicate | null): Entity[] {
 }
 
 export async function collect(entities: Iterable<Entity> | AsyncIterable<Entity>): Promise<Entity[]> {
-  if (Array.isArray(entities)) return entities;
+  if (Array.isArray(entities)) return entities as Entity[];
   const out: Entity[] = [];
   for await (const e of entities as AsyncIterable<Entity>) out.push(e);
   return out;

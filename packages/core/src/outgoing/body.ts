@@ -1,6 +1,6 @@
 import { isMediaType, parseMediaTypeAt } from '../content-types/media-type.js';
 import type { Protocols } from '../content-types/protocols.js';
-import type { BodyChunk, PlainResponse } from '../http/types.js';
+import type { PlainResponse } from '../http/types.js';
 import type { Entity } from '../query/conditions.js';
 
 /** The value of a header given in any case. */
@@ -17,7 +17,7 @@ export async function collectBody(body: PlainResponse['body'], limit = Infinity)
   if (body instanceof Uint8Array) return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of body as AsyncIterable<BodyChunk>) {
+  for await (const chunk of body) {
     const buf = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     size += buf.length;
     if (size > limit) throw new RangeError(`The body is larger than ${limit} bytes`);

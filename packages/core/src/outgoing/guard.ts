@@ -112,5 +112,5 @@ export function outgoingFetch(allowPrivate: boolean): typeof fetch {
   guardedAgent ??= new Agent({ connect: { lookup: guardedLookup as never } });
   const agent = guardedAgent;
   return ((input: string | URL, init?: RequestInit) =>
-    undiciFetch(input, { ...(init as object), dispatcher: agent } as never)) as unknown as typeof fetch;
+    undiciFetch(input, { ...(init as object), dispatcher: agent })) as unknown as typeof fetch;
 }

@@ -68,8 +68,8 @@ function parseHeaders(text: string, which: Which): Record<string, string> {
     const starts = [...text.matchAll(plain)];
     if (starts.length === 0 || starts[0].index !== 0) fail(which, `cannot read the headers '${text}'; write each as [Name: value]`);
     starts.forEach((m, i) => {
-      const from = m.index! + m[0].length;
-      const to = i + 1 < starts.length ? starts[i + 1].index! : text.length;
+      const from = m.index + m[0].length;
+      const to = i + 1 < starts.length ? starts[i + 1].index : text.length;
       headers[m[1].toLowerCase()] = text.slice(from, to).trim();
     });
   }
@@ -169,7 +169,7 @@ async function run(
         which === 'Source' ? 'InvalidSourceData' : 'InvalidDestination',
       );
     }
-    const bytes = await collectBody(response.body as unknown as AsyncIterable<Uint8Array> | null, limit);
+    const bytes = await collectBody(response.body, limit);
     return {
       status: response.status,
       contentType: response.headers.get('content-type') ?? undefined,

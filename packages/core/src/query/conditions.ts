@@ -39,10 +39,10 @@ type Cmp = (a: any, b: any) => boolean;
 const CMP: Record<Operator, Cmp> = {
   '=': (a, b) => a === b,
   '!=': (a, b) => a !== b,
-  '<': (a, b) => (typeof a === 'string' ? compareStrings(a, b) < 0 : a < b),
-  '>': (a, b) => (typeof a === 'string' ? compareStrings(a, b) > 0 : a > b),
-  '<=': (a, b) => (typeof a === 'string' ? compareStrings(a, b) <= 0 : a <= b),
-  '>=': (a, b) => (typeof a === 'string' ? compareStrings(a, b) >= 0 : a >= b),
+  '<': (a, b) => (typeof a === 'string' ? compareStrings(a, b as string) < 0 : a < b),
+  '>': (a, b) => (typeof a === 'string' ? compareStrings(a, b as string) > 0 : a > b),
+  '<=': (a, b) => (typeof a === 'string' ? compareStrings(a, b as string) <= 0 : a <= b),
+  '>=': (a, b) => (typeof a === 'string' ? compareStrings(a, b as string) >= 0 : a >= b),
 };
 
 export function compileCondition(condition: Condition): Predicate {

@@ -64,7 +64,7 @@ export function evaluate(entities: Iterable<Entity>, q: CompiledQuery, options: 
   if (limit === 0) return [];
   // The generated scan replaces the closure plan's loops once the query has run a few times.
   // A predicate without conditions was written by hand (a storage's own): it stays a closure.
-  const list = Array.isArray(entities) && (predicate === null || q.conditions.length > 0) ? entities : null;
+  const list = Array.isArray(entities) && (predicate === null || q.conditions.length > 0) ? (entities as Entity[]) : null;
   const conditions = predicate === null ? NO_CONDITIONS : q.conditions;
   const generated = list !== null && (predicate !== null || search !== null);
 
@@ -107,7 +107,7 @@ export function evaluate(entities: Iterable<Entity>, q: CompiledQuery, options: 
       return project === null ? page : page.map(project);
     }
     const top = new TopK<Entity>(k, order.descending);
-    const all = Array.isArray(entities) ? entities : [...entities];
+    const all = Array.isArray(entities) ? (entities as Entity[]) : [...entities];
     for (let i = 0; i < all.length; i++) {
       const e = all[i];
       if (predicate !== null && !predicate(e)) continue;

@@ -76,7 +76,7 @@ function apply(m: MetaConditions, key: MetaKey, value: string): void {
       m.safepost = list(key, value);
       break;
     case 'rename':
-      m.rename = list(key, value, true).map((item) => renameItem(item, value));
+      m.rename = items(key, value).map((item) => renameItem(item, value));
       break;
     case 'search':
       m.search = nonEmpty(key, value);
@@ -106,11 +106,15 @@ function locator(key: string, value: string): Locator {
   return new Locator(value);
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- lists of locators or names, typed by the caller
-function list(key: string, value: string, raw = false): any[] {
+/** The comma-separated items of a list, as written. */
+function items(key: string, value: string): string[] {
   const items = value.split(',').map((s) => s.trim());
   if (items.some((s) => s === '')) bad(key, value, 'a comma-separated list of property locators');
-  return raw ? items : items.map((s) => locator(key, s));
+  return items;
+}
+
+function list(key: string, value: string): Locator[] {
+  return items(key, value).map((s) => locator(key, s));
 }
 
 function renameItem(item: string, whole: string): Rename {

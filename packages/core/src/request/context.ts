@@ -129,7 +129,7 @@ async function readAll(body: PlainRequest['body'], max: number): Promise<Uint8Ar
   const chunks: Buffer[] = [];
   let size = 0;
   try {
-    for await (const chunk of body as AsyncIterable<BodyChunk>) {
+    for await (const chunk of body) {
       const buf = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
       size += buf.length;
       if (size > max) throw tooLarge(max);

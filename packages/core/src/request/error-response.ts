@@ -59,5 +59,5 @@ export function errorBody(error: ServiceError, ctx: RequestContext, moreInfoAt: 
   if (moreInfoAt !== undefined) body.MoreInfoAt = moreInfoAt;
   // Keep the documented key order: Data and MoreInfoAt come before TimeStamp.
   const { TimeStamp, Uri, TimeElapsedMs, ...head } = body;
-  return { ...head, TimeStamp, Uri, TimeElapsedMs } as ErrorBody;
+  return { ...head, TimeStamp, Uri, TimeElapsedMs };
 }

@@ -10,7 +10,7 @@ export class ComputedStorage implements Storage {
     return new MemoryStorage(await this.compute()).select(query);
   }
 
-  async write(): Promise<void> {
-    throw new ServiceError('MethodNotAllowed', 'This resource is read-only');
+  write(): Promise<void> {
+    return Promise.reject(new ServiceError('MethodNotAllowed', 'This resource is read-only'));
   }
 }

@@ -14,6 +14,9 @@ import {
   type WriteBatch,
 } from './storage.js';
 
+/** What a write that succeeded returns: it is done in the caller's turn. */
+const DONE: Promise<void> = Promise.resolve();
+
 /**
  * Stamps of stored entities, issued on first request (most entities are never asked for
  * one, so they cost nothing). Shared by every MemoryStorage: copies of a storage (the
@@ -78,12 +81,12 @@ export class MemoryStorage implements Storage {
     return { entities: evaluate(this.entities, compiled), conditionsApplied: true, pagingApplied: true };
   }
 
-  async count(query: Pick<SelectQuery, 'predicate'>): Promise<number> {
+  count(query: Pick<SelectQuery, 'predicate'>): Promise<number> {
     const p = query.predicate;
-    if (p === null) return this.entities.length;
+    if (p === null) return Promise.resolve(this.entities.length);
     let n = 0;
     for (const e of this.entities) if (p(e)) n++;
-    return n;
+    return Promise.resolve(n);
   }
 
   /** The entity's row and version; stable while the object is stored (an update stores a new object and version). */
@@ -102,7 +105,18 @@ export class MemoryStorage implements Storage {
    * target that is gone or at another version fails the batch with Conflict, as does a
    * key (of an insert, or changed by an update) that another entity has.
    */
-  async write(batch: WriteBatch): Promise<void> {
+  write(batch: WriteBatch): Promise<void> {
+    try {
+      this.apply(batch);
+      return DONE;
+    } catch (e) {
+      // Refused (Conflict) as a rejection, as any storage refuses.
+      return Promise.reject(e);
+    }
+  }
+
+  /** Applies the batch in place (now, in this turn), or throws leaving the entities as they were. */
+  private apply(batch: WriteBatch): void {
     const updates = new Map<Entity | string, { target: Target; value: Entity }>();
     for (const u of batch.update ?? []) updates.set(u.target.stamp?.row ?? u.target.entity, u);
     const deletes = new Map<Entity | string, Target>();

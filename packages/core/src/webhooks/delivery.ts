@@ -366,7 +366,7 @@ async function loopStopped(response: PlainResponse): Promise<Outcome> {
 /** The first bytes of an error answer, for the log; the rest is discarded. */
 async function readStart(response: Response, signal: AbortSignal): Promise<string> {
   if (!response.body || signal.aborted) return '';
-  const reader = response.body.getReader();
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
   try {

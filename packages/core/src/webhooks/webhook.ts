@@ -159,7 +159,7 @@ function headersOf(value: unknown, property: string): Record<string, string> {
   if (typeof value !== 'object' || Array.isArray(value))
     invalid(property, `${property} must be an object of header names and string values`);
   const headers: Record<string, string> = {};
-  for (const [name, v] of Object.entries(value as object)) {
+  for (const [name, v] of Object.entries(value)) {
     if (!TOKEN.test(name)) invalid(property, `'${name}' in ${property} is not a valid header name`);
     if (SET_BY_SERVICE.has(name.toLowerCase())) invalid(property, `${property} may not set '${name}': the service sets it`);
     if (typeof v !== 'string') invalid(property, `The value of '${name}' in ${property} must be a string`);
@@ -252,7 +252,7 @@ function customPayloadRequestOf(catalog: WebhookCatalog, value: unknown): Custom
     Method: 'GET',
     URI: checkLocalUri(catalog, f.URI.trim(), `${where}.URI`),
     Headers: headersOf(f.Headers, `${where}.Headers`),
-    Body: body as Entity | Entity[] | null,
+    Body: body,
     BreakOnError: booleanOf(f.BreakOnError, `${where}.BreakOnError`, false),
     BreakOnNoContent: booleanOf(f.BreakOnNoContent, `${where}.BreakOnNoContent`, false),
   };
@@ -297,7 +297,7 @@ export function toStoredWebhook(catalog: WebhookCatalog, input: Entity, existing
   return {
     // Id is read-only: generated on insert, kept on update, whatever the input says.
     Id: typeof existing?.Id === 'string' ? existing.Id : randomUUID(),
-    Label: (f.Label as string | null | undefined) ?? null,
+    Label: f.Label ?? null,
     Method: method.toUpperCase() as Method,
     Destination: destinationOf(catalog, f.Destination),
     EventSelector: selector,
