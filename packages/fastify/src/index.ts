@@ -28,6 +28,7 @@ const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'RE
  * answered by the core; only a failure of the library itself is logged on request.log and
  * ends the response (a bare 500 when nothing was sent yet). Docs: docs/adapters/fastify.md.
  */
+// eslint-disable-next-line @typescript-eslint/require-await -- Fastify runs a two-argument plugin as async: it must return a promise (a throw in it becomes its rejection)
 export const resourceryFastify: FastifyPluginAsync<ResourceryFastifyOptions> = async (fastify, options) => {
   const { service, context } = options;
   const prefix = normalizeBasePath(fastify.prefix);
