@@ -5,7 +5,7 @@
 export { createService, Service, type ServiceOptions } from './service.js';
 export type { AdminOptions } from './admin/access.js';
 export type { ErrorInfo } from './request/host.js';
-export type { Caller, CallerRequest, Authenticate, HandleOptions } from './model/caller.js';
+export type { Caller, CallerRequest, Authenticate, HandleOptions, FetchOptions } from './model/caller.js';
 export type { ResourceRules } from './model/rules.js';
 export type { ResourceHooks } from './model/hooks.js';
 export { ServiceError, toServiceError, statusOf, ERROR_CODES, type ErrorCode } from './errors.js';

@@ -1,7 +1,7 @@
 import { setCodeGeneration } from './query/compiled-scan.js';
 import { Ajv } from 'ajv';
 import { apiKeys, Auth, type ApiKeyConfig } from './model/api-keys.js';
-import { ruleMethod, runAuthenticate, type Authenticate, type Caller, type HandleOptions } from './model/caller.js';
+import { ruleMethod, runAuthenticate, type Authenticate, type Caller, type FetchOptions, type HandleOptions } from './model/caller.js';
 import type { ProtocolProvider } from './content-types/content-type.js';
 import { DEFAULT_MAX_ENTITIES, DEFAULT_MAX_NESTING, MAX_NESTING_LIMIT } from './content-types/nesting.js';
 import { ERROR_RESOURCE, ErrorRecords, type ErrorRecord } from './admin/error-records.js';
@@ -310,11 +310,15 @@ export class Service {
     return runAuthenticate(this.authenticator, { method: ctx.method, uri: ctx.uri, headers: ctx.clientHeaders }, ctx.context);
   }
 
-  /** The same contract over Fetch API objects. */
-  async fetch(request: Request, options: { basePath?: string } = {}): Promise<Response> {
+  /**
+   * The same contract over Fetch API objects, for Hono, Next.js route handlers, Bun, Deno
+   * and workers (docs/adapters/fetch.md): `basePath` is cut off the URL's path, `context`
+   * is the app's per-request context as in `handle`.
+   */
+  async fetch(request: Request, options: FetchOptions = {}): Promise<Response> {
     const plain = fromFetchRequest(request, options.basePath);
     if (plain === undefined) return new Response('Not found', { status: 404, headers: { 'content-type': 'text/plain' } });
-    return toFetchResponse(await this.handle(plain));
+    return toFetchResponse(await this.handle(plain, { context: options.context }));
   }
 
   /** The OpenAPI 3.1 document describing this service's resources, events and errors. */

@@ -35,6 +35,12 @@ export interface HandleOptions<C = unknown> {
   context?: C;
 }
 
+/** `service.fetch`'s options: `handle`'s, and where the service is mounted. */
+export interface FetchOptions<C = unknown> extends HandleOptions<C> {
+  /** The path the service is mounted at (`/api`); a request outside it is 404. */
+  basePath?: string;
+}
+
 /** Runs an authenticator, awaiting only when it is asynchronous. */
 export function runAuthenticate(authenticate: Authenticate, request: CallerRequest, context: unknown): unknown {
   try {
