@@ -1,9 +1,9 @@
 import { setCodeGeneration } from './query/compiled-scan.js';
 import { Ajv } from 'ajv';
-import { apiKeys, Auth, type ApiKeyConfig } from './model/api-keys.js';
+import { apiKeys, ApiKeys, type ApiKeyConfig } from './model/api-keys.js';
 import { ruleMethod, runAuthenticate, type Authenticate, type Caller, type FetchOptions, type HandleOptions } from './model/caller.js';
 import type { ProtocolProvider } from './content-types/content-type.js';
-import { DEFAULT_MAX_ENTITIES, DEFAULT_MAX_NESTING, MAX_NESTING_LIMIT } from './content-types/nesting.js';
+import { DEFAULT_MAX_ENTITIES, DEFAULT_MAX_NESTING, MAX_NESTING_LIMIT } from './util/nesting.js';
 import { ERROR_RESOURCE, ErrorRecords, type ErrorRecord } from './admin/error-records.js';
 import { adminRules, checkAdminOptions, defaultPrincipalName, type AdminOptions } from './admin/access.js';
 import { ServiceError } from './errors.js';
@@ -293,7 +293,7 @@ export class Service {
    * then the resource's own `rules.allow`.
    */
   authorize(caller: Caller, resourceName: string, method: string): void {
-    Auth.authorize(caller.principal, resourceName, method);
+    ApiKeys.authorize(caller.principal, resourceName, method);
     const resource = this.resources.find(resourceName);
     if (resource !== undefined && !resource.permits(caller, ruleMethod(method)))
       throw new ServiceError('Forbidden', `You may not use ${method} on '${resource.name}'`);

@@ -1,6 +1,5 @@
-import { MAX_NESTING_LIMIT, nestsDeeperThan } from '../content-types/nesting.js';
 import { randomBytes } from 'node:crypto';
-import { Auth } from '../model/api-keys.js';
+import { redactBody, redactUri, renderHeaders } from '../model/redaction.js';
 import { ServiceError } from '../errors.js';
 import type { Resource } from '../model/resources.js';
 import type { Entity } from '../query/conditions.js';
@@ -114,100 +113,9 @@ export class ErrorRecords {
   }
 }
 
-const SECRET_KEY =
-  /^(authorization|proxy-authorization|cookie|secret|password|passwd|api[-_]?key|token|access[-_]?token|client[-_]?secret)$/i;
-
 /** How much of a failed request's body a record keeps. */
 const MAX_BODY_TEXT = 16384;
 
 function truncate(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max)}... (${text.length} characters)` : text;
-}
-
-/**
- * The body with the values of credential-like properties replaced by *****: at any depth
- * of a JSON body, and in a form-encoded body. Redacted before truncation, so a long body
- * cannot hide a secret past the cut.
- */
-export function redactBody(text: string, contentType = ''): string {
-  if (text === '') return text;
-  if (/^\s*[[{]/.test(text)) return redactJson(text);
-  if (/^application\/x-www-form-urlencoded/i.test(contentType)) {
-    const form = new URLSearchParams(text);
-    let changed = false;
-    for (const key of [...form.keys()])
-      if (SECRET_KEY.test(key)) {
-        form.set(key, '*****');
-        changed = true;
-      }
-    return changed ? form.toString() : text;
-  }
-  return text;
-}
-
-/** Credential-like query parameters (`?apikey=...`) in a URI, their values replaced by *****. */
-export function redactUri(uri: string): string {
-  const q = uri.indexOf('?');
-  if (q < 0) return uri;
-  return (
-    uri.slice(0, q) +
-    uri.slice(q).replace(/([?&;])([^=&;]*)=([^&;]*)/g, (m, sep: string, key: string) => {
-      const name = decodeSafe(key);
-      return SECRET_KEY.test(name) || SECRET_QUERY.test(name) ? `${sep}${key}=*****` : m;
-    })
-  );
-}
-
-const SECRET_QUERY = /^(api[-_]?key|key|token|access[-_]?token|auth|password|secret|signature|sig)$/i;
-
-function decodeSafe(text: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
-  }
-}
-
-/** Values of credential-like properties in text that is not valid JSON: `"password": "x"` -> `"password": "*****"`. */
-function redactMalformedJson(text: string): string {
-  return text.replace(/("((?:[^"\\]|\\.)*)"\s*:\s*)("(?:[^"\\]|\\.)*"?|[^,}\]\s]+)/g, (m, head: string, key: string) =>
-    SECRET_KEY.test(key) ? `${head}"*****"` : m,
-  );
-}
-
-function redactJson(text: string): string {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return redactMalformedJson(text);
-  }
-  // A body too deep to walk safely is described, not stored (the service refuses it anyway).
-  if (nestsDeeperThan(value, MAX_NESTING_LIMIT))
-    return `<${text.length} characters of JSON nested deeper than ${MAX_NESTING_LIMIT} levels: not stored>`;
-  let changed = false;
-  const walk = (v: unknown): unknown => {
-    if (Array.isArray(v)) return v.map(walk);
-    if (v === null || typeof v !== 'object') return v;
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) {
-      if (SECRET_KEY.test(k) && x !== null && x !== '') {
-        out[k] = '*****';
-        changed = true;
-      } else out[k] = walk(x);
-    }
-    return out;
-  };
-  const redacted = walk(value);
-  return changed ? JSON.stringify(redacted) : text;
-}
-
-/** `<name>: <value>` joined with ` | `, credentials replaced by *****. */
-export function renderHeaders(headers: Record<string, string>): string {
-  return Object.entries(headers)
-    .map(
-      ([name, value]) =>
-        `${name}: ${Auth.isSecretHeader(name) ? '*****' : name === 'source' || name === 'destination' ? Auth.redactInline(value) : value}`,
-    )
-    .join(' | ');
 }

@@ -5,6 +5,7 @@ import { parseLiteral, type Literal } from './literal.js';
 import type { RawItem } from './ast.js';
 import { pathFormOf } from './query-string.js';
 import { parse as parseRaw } from './uri-parser.js';
+import { decodeLoose } from '../util/uri-decode.js';
 
 export type Operator = '=' | '!=' | '<' | '>' | '<=' | '>=';
 
@@ -221,14 +222,6 @@ export function decode(text: string, what: string): string {
     return decodeURIComponent(text);
   } catch {
     throw new ServiceError('InvalidUriSyntax', `Invalid percent-encoding in ${what} '${short(text)}'`);
-  }
-}
-
-function decodeLoose(text: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
   }
 }
 

@@ -35,7 +35,7 @@ export class ApiKeyPrincipal {
  * user name and the key as password; the principal is an ApiKeyPrincipal.
  */
 export function apiKeys(keys: ApiKeyConfig[]): Authenticate<unknown, ApiKeyPrincipal> {
-  const auth = new Auth(keys);
+  const auth = new ApiKeys(keys);
   return (request) => auth.authenticate(request.headers.authorization);
 }
 const ALWAYS_OPEN = 'service.availableresource';
@@ -44,7 +44,7 @@ const ALWAYS_OPEN = 'service.availableresource';
  * API keys (DESIGN 6): `Authorization: apikey KEY`, or Basic with a blank user name and
  * the key as password. Keys are kept as SHA-256 digests and compared in constant time.
  */
-export class Auth {
+export class ApiKeys {
   private readonly keys: Array<{ digest: Buffer; principal: ApiKeyPrincipal }>;
 
   constructor(keys: ApiKeyConfig[]) {
@@ -74,19 +74,6 @@ export class Auth {
       (r) => (r.resources === null || r.resources.test(resource)) && (r.methods === null || r.methods.has(m) || r.methods.has(method)),
     );
     if (!ok) throw new ServiceError('Forbidden', `This API key may not use ${method} on '${resource}'`);
-  }
-
-  /**
-   * Text with the values of credential headers written inline (`[Authorization: apikey k]`,
-   * as in the Source and Destination headers) replaced by *****.
-   */
-  static redactInline(text: string): string {
-    return text.replace(/((?:proxy-)?authorization|cookie|x-api-key)(\s*:\s*)[^\]]*/gi, '$1$2*****');
-  }
-
-  /** Whether a header value carries a credential (for redaction). */
-  static isSecretHeader(name: string): boolean {
-    return name === 'authorization' || name === 'cookie' || name === 'proxy-authorization' || name === 'x-api-key';
   }
 }
 

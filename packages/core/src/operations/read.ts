@@ -22,9 +22,9 @@ export function selectOutput(
   q: CompiledQuery,
   rows: RowRule | null = null,
   budget = DEFAULT_SEARCH_BUDGET,
-  origin?: Origin,
+  provenance?: Provenance,
 ): Eventually<Entity[]> {
-  return selectFrom(resource, q, rows, budget, origin, false) as Eventually<Entity[]>;
+  return selectFrom(resource, q, rows, budget, provenance, false) as Eventually<Entity[]>;
 }
 
 /** selectOutput, or with `stream`, the entities one at a time when the storage streams them (SelectQuery.stream). */
@@ -33,13 +33,13 @@ function selectFrom(
   q: CompiledQuery,
   rows: RowRule | null,
   budget: number,
-  origin: Origin | undefined,
+  provenance: Provenance | undefined,
   stream: boolean,
 ): Eventually<Entity[] | Streamed> {
   const toOutput = resource.definition.toOutput;
   const filter = rows?.filter ?? null;
   if (toOutput) return selectThroughOutput(resource, q, toOutput, filter, budget);
-  if (origin !== undefined && q.project !== null) q = counting(q, q.project, origin);
+  if (provenance !== undefined && q.project !== null) q = counting(q, q.project, provenance);
   const { meta } = q;
   // A text search goes with the conditions to a storage that applies it (SQL).
   const searching = resource.storage.searches === true && meta.search !== null && meta.searchRegex === null;
@@ -67,13 +67,13 @@ function selectFrom(
     : outputOf(selected, q, filter, searching, push, budget, streams);
 }
 
-/** The query projecting as `q` does, telling `origin` which stored entity it projected last and how many. */
-function counting(q: CompiledQuery, project: (e: Entity) => Entity, origin: Origin): CompiledQuery {
+/** The query projecting as `q` does, telling `provenance` which stored entity it projected last and how many. */
+function counting(q: CompiledQuery, project: (e: Entity) => Entity, provenance: Provenance): CompiledQuery {
   return {
     ...q,
     project: (e) => {
-      origin.projected++;
-      origin.stored = e;
+      provenance.projected++;
+      provenance.stored = e;
       return project(e);
     },
   };
@@ -240,20 +240,20 @@ async function readAfterHook(op: OperationContext): Promise<Result> {
 }
 
 function read(op: OperationContext): Eventually<Result> {
-  const origin: Origin = { projected: 0 };
+  const provenance: Provenance = { projected: 0 };
   // An afterRead hook takes the whole array.
   const stream = !op.resource.hooks.afterRead && op.stream === true;
-  const selected = selectFrom(op.resource, op.query, op.rows, op.searchBudget ?? DEFAULT_SEARCH_BUDGET, origin, stream);
-  return isPromise(selected) ? readLater(op, selected, origin) : readResult(op, selected, origin);
+  const selected = selectFrom(op.resource, op.query, op.rows, op.searchBudget ?? DEFAULT_SEARCH_BUDGET, provenance, stream);
+  return isPromise(selected) ? readLater(op, selected, provenance) : readResult(op, selected, provenance);
 }
 
-async function readLater(op: OperationContext, selected: PromiseLike<Entity[] | Streamed>, origin: Origin): Promise<Result> {
-  return readResult(op, await selected, origin);
+async function readLater(op: OperationContext, selected: PromiseLike<Entity[] | Streamed>, provenance: Provenance): Promise<Result> {
+  return readResult(op, await selected, provenance);
 }
 
-function readResult(op: OperationContext, selected: Entity[] | Streamed, origin: Origin): Eventually<Result> {
+function readResult(op: OperationContext, selected: Entity[] | Streamed, provenance: Provenance): Eventually<Result> {
   if (selected instanceof Streamed) return { kind: 'stream', entities: selected.entities };
-  const version = selected.length === 1 ? versionOfOutput(op.resource, op.query, selected[0], origin) : undefined;
+  const version = selected.length === 1 ? versionOfOutput(op.resource, op.query, selected[0], provenance) : undefined;
   return op.resource.hooks.afterRead ? afterReadHook(op, selected, version) : entitiesResult(selected, version);
 }
 
@@ -267,7 +267,7 @@ function entitiesResult(entities: Entity[], version: string | undefined): Result
 }
 
 /** Which stored entity a projected output came from: the last one projected, and how many were. */
-interface Origin {
+interface Provenance {
   projected: number;
   stored?: Entity;
 }
@@ -277,10 +277,10 @@ interface Origin {
  * when unprojected, else the one entity projected; undefined when that cannot be told
  * (distinct, a toOutput hook, or an order on an output property that projected several).
  */
-function versionOfOutput(resource: Resource, q: CompiledQuery, output: Entity, origin: Origin): string | undefined {
+function versionOfOutput(resource: Resource, q: CompiledQuery, output: Entity, provenance: Provenance): string | undefined {
   if (q.meta.distinct || resource.definition.toOutput) return undefined;
   if (q.project === null) return entityVersion(resource.storage, output);
-  return origin.projected === 1 ? entityVersion(resource.storage, origin.stored!) : undefined;
+  return provenance.projected === 1 ? entityVersion(resource.storage, provenance.stored!) : undefined;
 }
 
 export const report: Operation = async ({ resource, query, rows, caller, searchBudget }) => {

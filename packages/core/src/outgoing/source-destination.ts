@@ -1,4 +1,4 @@
-import { Auth } from '../model/api-keys.js';
+import { redactInline } from '../model/redaction.js';
 import { ServiceError, type ErrorCode } from '../errors.js';
 import type { Origin } from './origin.js';
 import { METHODS, type PlainResponse } from '../http/types.js';
@@ -38,7 +38,7 @@ const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
 
 function fail(which: Which, message: string, code: ErrorCode = CODE[which]): never {
   // Messages quote the header; credentials written in it stay out of responses and records.
-  throw new ServiceError(code, `${which}: ${Auth.redactInline(message)}`);
+  throw new ServiceError(code, `${which}: ${redactInline(message)}`);
 }
 
 /** Reads `<METHOD> <uri>` and its headers, written `[Name: value]` (or plain `Name: value`). */

@@ -1,4 +1,4 @@
-import { checkNesting } from '../content-types/nesting.js';
+import { checkNesting } from '../util/nesting.js';
 import type { Negotiated } from '../content-types/protocols.js';
 import { ServiceError } from '../errors.js';
 import type { Caller } from '../model/caller.js';
@@ -24,7 +24,7 @@ export class Operating implements OperationContext {
   private authorizing: ((resource: string, method: string) => void) | undefined;
 
   constructor(
-    private readonly service: PipelineHost,
+    private readonly host: PipelineHost,
     private readonly ctx: RequestContext,
     readonly resource: Resource,
     readonly query: CompiledQuery,
@@ -32,7 +32,7 @@ export class Operating implements OperationContext {
     readonly rows: RowRule | null,
     private readonly output: Negotiated,
   ) {
-    this.searchBudget = service.options.searchBudget;
+    this.searchBudget = host.options.searchBudget;
     const conditions = writeConditions(ctx);
     this.ifMatch = conditions.ifMatch;
     this.ifNoneMatch = conditions.ifNoneMatch;
@@ -45,16 +45,16 @@ export class Operating implements OperationContext {
 
   /** The caller's rights on another resource; a function of its own, as hooks get it (`beforeWrite`). */
   get authorize(): (resource: string, method: string) => void {
-    return (this.authorizing ??= (resource, method) => this.service.authorize(this.caller, resource, method));
+    return (this.authorizing ??= (resource, method) => this.host.authorize(this.caller, resource, method));
   }
 
   /** Read once: a retried operation (Conflict) or a Source GET must not run twice. */
   input(): Promise<Entity[]> {
-    return (this.reading ??= readInput(this.service, this.ctx));
+    return (this.reading ??= readInput(this.host, this.ctx));
   }
 
   changed(kind: 'Inserted' | 'Updated' | 'Deleted', entities: Entity[]): Promise<void> {
-    return changed(this.service, this.resource, kind, entities, this.ctx);
+    return changed(this.host, this.resource, kind, entities, this.ctx);
   }
 }
 
@@ -81,9 +81,9 @@ async function readEntities(host: PipelineHost, ctx: RequestContext): Promise<En
   return contentType.read!(body, { params });
 }
 
-async function changed(service: PipelineHost, resource: Resource, kind: string, entities: Entity[], ctx: RequestContext): Promise<void> {
+async function changed(host: PipelineHost, resource: Resource, kind: string, entities: Entity[], ctx: RequestContext): Promise<void> {
   if (resource.raisesEvents && entities.length > 0)
-    await service.events.raise(
+    await host.events.raise(
       `${resource.name}.${kind}`,
       entities.map((e) => resource.output(e)),
       { depth: ctx.depth, origin: ctx.origin },

@@ -23,14 +23,8 @@ import { rootResponse } from './root.js';
  * auth -> parse -> macro rewrite -> resolve resource -> operation (reading the body)
  * -> write result. Every failure is a ServiceError turned into a response in one place.
  */
-export function handle(
-  service: PipelineHost,
-  request: PlainRequest,
-  depth = 0,
-  context?: unknown,
-  origin?: Origin,
-): Promise<PlainResponse> {
-  const response = answer(service, request, depth, context, origin);
+export function handle(host: PipelineHost, request: PlainRequest, depth = 0, context?: unknown, origin?: Origin): Promise<PlainResponse> {
+  const response = answer(host, request, depth, context, origin);
   return isPromise(response) ? response : Promise.resolve(response);
 }
 
@@ -41,22 +35,22 @@ export function handle(
  * same order either way, only without the promise hops (docs/performance.md).
  */
 export function answer(
-  service: PipelineHost,
+  host: PipelineHost,
   request: PlainRequest,
   depth = 0,
   context?: unknown,
   origin?: Origin,
 ): Eventually<PlainResponse> {
-  const ctx = new RequestContext(request, service.options.maxBodyBytes, depth, context, origin);
+  const ctx = new RequestContext(request, host.options.maxBodyBytes, depth, context, origin);
   try {
-    const described = rootResponse(service, ctx);
+    const described = rootResponse(host, ctx);
     // A failure (401) is answered as any other.
-    if (described !== undefined) return isPromise(described) ? answered(service, ctx, described) : described;
-    const principal = service.authenticate(ctx);
-    const response = principal instanceof Promise ? authenticatedLater(service, ctx, principal) : authenticated(service, ctx, principal);
-    return isPromise(response) ? answered(service, ctx, response) : response;
+    if (described !== undefined) return isPromise(described) ? answered(host, ctx, described) : described;
+    const principal = host.authenticate(ctx);
+    const response = principal instanceof Promise ? authenticatedLater(host, ctx, principal) : authenticated(host, ctx, principal);
+    return isPromise(response) ? answered(host, ctx, response) : response;
   } catch (e) {
-    return errorResponse(service, ctx, e);
+    return errorResponse(host, ctx, e);
   }
 }
 
@@ -64,37 +58,37 @@ export function answer(
 // a closure in a step would cost every request an allocation, waiting or not.
 
 /** The response a step will give, or the error response if it fails. */
-async function answered(service: PipelineHost, ctx: RequestContext, response: PromiseLike<PlainResponse>): Promise<PlainResponse> {
+async function answered(host: PipelineHost, ctx: RequestContext, response: PromiseLike<PlainResponse>): Promise<PlainResponse> {
   try {
     return await response;
   } catch (e) {
-    return errorResponse(service, ctx, e);
+    return errorResponse(host, ctx, e);
   }
 }
 
-async function authenticatedLater(service: PipelineHost, ctx: RequestContext, principal: Promise<unknown>): Promise<PlainResponse> {
-  return authenticated(service, ctx, await principal);
+async function authenticatedLater(host: PipelineHost, ctx: RequestContext, principal: Promise<unknown>): Promise<PlainResponse> {
+  return authenticated(host, ctx, await principal);
 }
 
-function authenticated(service: PipelineHost, ctx: RequestContext, principal: unknown): Eventually<PlainResponse> {
+function authenticated(host: PipelineHost, ctx: RequestContext, principal: unknown): Eventually<PlainResponse> {
   ctx.principal = principal;
   const parsed = parseUri(ctx.uri);
-  return parsed.macro ? rewritten(service, ctx, parsed) : run(service, ctx, parsed);
+  return parsed.macro ? rewritten(host, ctx, parsed) : run(host, ctx, parsed);
 }
 
-async function rewritten(service: PipelineHost, ctx: RequestContext, parsed: ParsedUri): Promise<PlainResponse> {
-  return run(service, ctx, await service.macros.rewrite(parsed, ctx));
+async function rewritten(host: PipelineHost, ctx: RequestContext, parsed: ParsedUri): Promise<PlainResponse> {
+  return run(host, ctx, await host.macros.rewrite(parsed, ctx));
 }
 
 /** The operation on the resolved resource, then its result written (or sent to a Destination). */
-function run(service: PipelineHost, ctx: RequestContext, parsed: ParsedUri): Eventually<PlainResponse> {
-  const resource = service.resources.resolve(parsed.resource === '' ? LISTING : parsed.resource);
+function run(host: PipelineHost, ctx: RequestContext, parsed: ParsedUri): Eventually<PlainResponse> {
+  const resource = host.resources.resolve(parsed.resource === '' ? LISTING : parsed.resource);
   ctx.resource = resource;
   // A bare value (`/posts/1`) is no error for a resource with a key; the rest of the URI must still parse.
   const error = parsed.bare !== undefined && resource.key ? parsed.restError : parsed.error;
   if (error) throw error;
   const caller: Caller = { context: ctx.context, principal: ctx.principal, method: ctx.method };
-  service.authorize(caller, resource.name, ctx.method);
+  host.authorize(caller, resource.name, ctx.method);
   const operation = OPERATIONS[ctx.method];
   if (!operation || !resource.allows(ctx.method)) {
     throw new ServiceError('MethodNotAllowed', `${ctx.method} is not allowed on '${resource.name}'`, {
@@ -103,31 +97,31 @@ function run(service: PipelineHost, ctx: RequestContext, parsed: ParsedUri): Eve
   }
   const rows = resource.rows(caller, ruleMethod(ctx.method));
   const query = resource.query(parsed, rows);
-  const output = service.protocols.forAccept(ctx.header('accept'));
-  const result = operation(new Operating(service, ctx, resource, query, caller, rows, output));
-  return isPromise(result) ? finishLater(service, ctx, resource, output, result) : finish(service, ctx, resource, output, result);
+  const output = host.protocols.forAccept(ctx.header('accept'));
+  const result = operation(new Operating(host, ctx, resource, query, caller, rows, output));
+  return isPromise(result) ? finishLater(host, ctx, resource, output, result) : finish(host, ctx, resource, output, result);
 }
 
 async function finishLater(
-  service: PipelineHost,
+  host: PipelineHost,
   ctx: RequestContext,
   resource: Resource,
   output: Negotiated,
   result: PromiseLike<Result>,
 ): Promise<PlainResponse> {
-  return finish(service, ctx, resource, output, await result);
+  return finish(host, ctx, resource, output, await result);
 }
 
 function finish(
-  service: PipelineHost,
+  host: PipelineHost,
   ctx: RequestContext,
   resource: Resource,
   output: Negotiated,
   result: Result,
 ): Eventually<PlainResponse> {
   const destination = ctx.method === 'GET' ? ctx.header('destination') : undefined;
-  if (destination !== undefined) return sent(ctx, resource, output, sendToDestination(service.headerRequests, ctx, result, destination));
-  if (result.kind === 'stream') result = { kind: 'stream', entities: reported(service, ctx, result.entities) };
+  if (destination !== undefined) return sent(ctx, resource, output, sendToDestination(host.headerRequests, ctx, result, destination));
+  if (result.kind === 'stream') result = { kind: 'stream', entities: reported(host, ctx, result.entities) };
   return checkRead(ctx, result) ?? respond(ctx, resource, output, result);
 }
 
@@ -135,11 +129,11 @@ function finish(
  * A stream's entities, a failure while they are read reported as any other (onError, an
  * Error record) before it cuts the body short: the status went out, the error must not be lost.
  */
-async function* reported(service: PipelineHost, ctx: RequestContext, entities: AsyncIterable<Entity>): AsyncGenerator<Entity> {
+async function* reported(host: PipelineHost, ctx: RequestContext, entities: AsyncIterable<Entity>): AsyncGenerator<Entity> {
   try {
     yield* entities;
   } catch (e) {
-    await errorResponse(service, ctx, e);
+    await errorResponse(host, ctx, e);
     throw e;
   }
 }

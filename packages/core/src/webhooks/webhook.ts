@@ -1,5 +1,5 @@
 import { isEntityBody, isStringRecord } from '../content-types/json.js';
-import { Auth } from '../model/api-keys.js';
+import { isSecretHeader } from '../model/redaction.js';
 import { randomUUID } from 'node:crypto';
 import { ServiceError } from '../errors.js';
 import { parseUri } from '../grammar/parse.js';
@@ -357,7 +357,7 @@ const MASK = '*****';
 /** Credentials in Headers (Authorization, Cookie...) are shown as *****, like the Secret they are. */
 function mask(headers: Record<string, string>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) out[name] = Auth.isSecretHeader(name.toLowerCase()) ? MASK : value;
+  for (const [name, value] of Object.entries(headers)) out[name] = isSecretHeader(name.toLowerCase()) ? MASK : value;
   return out;
 }
 
