@@ -78,7 +78,9 @@ describe('strings compare by code point, case-sensitively', () => {
     ];
     expect(ids(data, "Age='34'")).toEqual([2]);
     expect(ids(data, 'Age="34"')).toEqual([2]);
-    expect(ids(data, 'Age=34')).toEqual([1, 2]);
+    // An unquoted number meets the string '34' as a mixed pair.
+    expect(ids(data, 'Age=34')).toEqual([1]);
+    expect(ids(data, 'Age!=34')).toEqual([2]);
   });
 
   test('an encoded value is compared decoded', () => {
@@ -127,22 +129,24 @@ describe('strings compare by code point, case-sensitively', () => {
   });
 });
 
-describe('unquoted literals are read as the type of the value they are compared with', () => {
-  test('Zip=02139 matches the string "02139" and the number 2139', () => {
-    expect(ids(people, 'Zip=02139')).toEqual([1, 4]);
+describe('an unquoted number against a string value is a mixed pair', () => {
+  test('Zip=02139 matches the number 2139, not the string "02139"; quoted, the string', () => {
+    expect(ids(people, 'Zip=02139')).toEqual([4]);
+    expect(ids(people, "Zip='02139'")).toEqual([1]);
   });
 
-  test('a numeric literal against a string value compares text by code point', () => {
-    expect(ids(people, 'Zip>10000')).toEqual([2, 3]);
-    expect(
-      ids(
-        [
-          { Id: 1, V: '9' },
-          { Id: 2, V: 10 },
-        ],
-        'V>10',
-      ),
-    ).toEqual([1]);
+  test('= false, != true, ordering false: Price>10 never matches "8.00"', () => {
+    const data = [
+      { Id: 1, Price: '8.00' },
+      { Id: 2, Price: 12 },
+      { Id: 3, Price: '60' },
+    ];
+    expect(ids(data, 'Price>10')).toEqual([2]);
+    expect(ids(data, 'Price<100')).toEqual([2]);
+    expect(ids(data, 'Price=8.00')).toEqual([]);
+    expect(ids(data, 'Price!=8.00')).toEqual([1, 2, 3]);
+    expect(ids(data, "Price='8.00'")).toEqual([1]);
+    expect(ids(people, 'Zip>10000')).toEqual([]);
   });
 
   test('true matches the boolean true and the string "true"', () => {

@@ -129,7 +129,11 @@ function indexedTest(p: IndexedProperty, op: Operator, literal: Literal, params:
       return { sql: missingOr(`${v} ${SQL_OP[op]} (${params.add(String(literal.number))})::jsonb`), exact: true };
     if (p.type === 'boolean' && literal.kind === 'raw' && literal.boolean !== undefined)
       return { sql: missingOr(`${v} ${SQL_OP[op]} (${params.add(String(literal.boolean))})::jsonb`), exact: true };
-    if (p.type === 'string' && (literal.kind === 'string' || literal.date === undefined)) {
+    // An unquoted number is a mixed pair with strings (testSql), unless it is a bare key's (asText).
+    if (
+      p.type === 'string' &&
+      (literal.kind === 'string' || (literal.date === undefined && (literal.number === undefined || literal.asText)))
+    ) {
       const text = literal.kind === 'string' ? literal.value : literal.text;
       return { sql: missingOr(`${textOf(p)} ${SQL_OP[op]} ${params.add(text)}`), exact: true };
     }
@@ -144,10 +148,10 @@ function indexedTest(p: IndexedProperty, op: Operator, literal: Literal, params:
 function equalValues(literal: Literal): string[] | null {
   if (literal.kind === 'string') return [JSON.stringify(literal.value)];
   if (literal.kind === 'null' || literal.date !== undefined) return null;
-  const values = [JSON.stringify(literal.text)];
+  const values = literal.number === undefined || literal.asText ? [JSON.stringify(literal.text)] : [];
   if (literal.number !== undefined && Number.isFinite(literal.number)) values.push(String(literal.number));
   if (literal.boolean !== undefined) values.push(String(literal.boolean));
-  return values;
+  return values.length > 0 ? values : null;
 }
 
 // ---- values: Locator.get in SQL -------------------------------------------------------
@@ -290,7 +294,8 @@ function testSql(c: string, op: Operator, literal: Literal, params: Params): Tes
     branches.push(`WHEN 'string' THEN ${str} ${sqlOp} ${params.add(text)}`);
   } else if (literal.number !== undefined) {
     branches.push(`WHEN 'number' THEN ${numberTest(c, op, literal.number, params)}`);
-    branches.push(`WHEN 'string' THEN ${str} ${sqlOp} ${params.add(text)}`);
+    // A string is a mixed pair (ELSE), except for a bare key's number, which compares the text.
+    if (literal.asText) branches.push(`WHEN 'string' THEN ${str} ${sqlOp} ${params.add(text)}`);
   } else if (literal.date !== undefined) {
     const test = dateTest(str, sqlOp, literal.text, literal.date, (v) => params.add(v));
     branches.push(`WHEN 'string' THEN ${test.sql}`);

@@ -1,14 +1,28 @@
 /**
- * Condition value literals. Unquoted values keep their text so that they can be read
- * as the type of the value they are compared with (`Zip=02139` matches the string
- * "02139", `Age=36` the number 36), as a declared schema type would.
+ * Condition value literals. An unquoted value keeps its text and every typed reading it
+ * allows. A number compares with numbers only: against a string value it is a mixed pair
+ * (`Price>10` never matches "8.00"; `=` false, `!=` true, ordering false), and a quoted
+ * literal (`Zip='02139'`) compares text (docs/uri.md, "Values"). Booleans and plain words
+ * still compare with a string value's text.
  */
 export type Literal =
   | { kind: 'null' }
   /** A value that can only be a string: quoted, or empty. */
   | { kind: 'string'; value: string }
   /** An unquoted value with every typed reading it allows. */
-  | { kind: 'raw'; text: string; number?: number; boolean?: boolean; date?: number };
+  | {
+      kind: 'raw';
+      text: string;
+      number?: number;
+      boolean?: boolean;
+      date?: number;
+      /**
+       * With `number`: a string value equal to the text matches too. Only a bare key
+       * (`/posts/1`) is read so, since keys stored as strings ("1", json-server's) are
+       * addressed the same way (docs/keys.md).
+       */
+      asText?: boolean;
+    };
 
 const NUMBER = /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/;
 const ISO_DATE = /^\d{4}-\d\d-\d\d([T ]\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[-+]\d\d:?\d\d)?)?$/;
@@ -29,6 +43,12 @@ export function parseLiteral(text: string): Literal {
     if (time !== undefined) literal.date = time;
   }
   return literal;
+}
+
+/** A bare key value: a number in it also matches its text stored as a string. */
+export function parseKeyLiteral(text: string): Literal {
+  const literal = parseLiteral(text);
+  return literal.kind === 'raw' && literal.number !== undefined ? { ...literal, asText: true } : literal;
 }
 
 /** Milliseconds of an ISO 8601 date string, or undefined when it is not one. */

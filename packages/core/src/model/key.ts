@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { ServiceError } from '../errors.js';
 import type { Condition } from '../grammar/parse.js';
 import { compileConditions, type Entity } from '../query/conditions.js';
-import { parseLiteral } from '../grammar/literal.js';
+import { parseKeyLiteral, parseLiteral } from '../grammar/literal.js';
 import { findKey, Locator } from '../grammar/locator.js';
 import type { JsonSchema } from '../query/schema-types.js';
 import { SELECT_ALL, type Storage } from '../storage/storage.js';
@@ -47,7 +47,7 @@ export function keyConditions(
   return key.map((name, i) => ({
     locator: new Locator(name),
     op: '=' as const,
-    value: parseLiteral(values[i]),
+    value: parseKeyLiteral(values[i]),
     text: `${name}=${values[i]}`,
   }));
 }

@@ -134,7 +134,7 @@ export function scanFor(
 function literalClass(c: Condition): string {
   const lit = c.value;
   if (lit.kind !== 'raw') return lit.kind;
-  return lit.number !== undefined ? 'number' : 'test';
+  return lit.number !== undefined ? (lit.asText ? 'number-text' : 'number') : 'test';
 }
 
 function shapeKey(conditions: readonly Condition[], search: Predicate | null, order: Locator | null, descending: boolean): string {
@@ -170,6 +170,8 @@ function testOf(c: Condition, v: string, p: number, t: number): string {
   }
   if (lit.number !== undefined) {
     const js = op === '=' ? '===' : op === '!=' ? '!==' : ORDERING[op];
+    // A string is a mixed pair, except for a bare key's number (asText), which compares the text.
+    if (!lit.asText) return `(typeof ${v} === 'number' ? ${v} ${js} P[${p}] : ${mismatch})`;
     const text = op === '=' ? `${v} === P[${p + 1}]` : op === '!=' ? `${v} !== P[${p + 1}]` : `cmpS(${v}, P[${p + 1}]) ${js} 0`;
     return `(typeof ${v} === 'number' ? ${v} ${js} P[${p}] : typeof ${v} === 'string' ? ${text} : ${mismatch})`;
   }

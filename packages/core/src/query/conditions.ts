@@ -9,7 +9,7 @@ export type Predicate = (entity: Entity) => boolean;
  * Compiles conditions into one predicate, once per parsed query. Comparison rules:
  * numbers numerically, strings by code point, dates by time, `=null` matches null or
  * missing; a comparison of mismatched types never throws (`=` false, `!=` true,
- * ordering false).
+ * ordering false), and an unquoted number against a string is such a pair.
  */
 export function compileConditions(conditions: readonly Condition[]): Predicate | null {
   const tests = conditions.map(compileCondition);
@@ -82,10 +82,10 @@ function compileTest<T>(op: Operator, literal: Literal, mismatch: boolean, src: 
       return typeof v === 'string' ? cmp(v, s) : mismatch;
     };
   }
-  const { text, number, boolean, date } = literal;
+  const { text, number, boolean, date, asText } = literal;
   if (number !== undefined) {
-    // Values that are not numbers: strings compare with the literal's text.
-    const other = (v: unknown) => (typeof v === 'string' ? cmp(v, text) : mismatch);
+    // Values that are not numbers are a mixed pair; a bare key's strings compare with the literal's text.
+    const other = asText ? (v: unknown) => (typeof v === 'string' ? cmp(v, text) : mismatch) : () => mismatch;
     switch (op) {
       case '=':
         return (x) => {

@@ -203,13 +203,13 @@ function tokenOf(value: unknown): Token | undefined {
 
 /**
  * The values a `=` literal matches, as tokens (conditions.ts): a quoted string the same
- * string; a number the same number, or a string spelled as written; plain text a string
+ * string; a number the same number (and, a bare key's, a string spelled as written); plain text a string
  * spelled so. Booleans and dates compare in other ways: undefined (not answered here).
  */
 function tokensOf(literal: Literal): Token[] | undefined {
   if (literal.kind === 'string') return [literal.value];
   if (literal.kind !== 'raw') return undefined;
-  if (literal.number !== undefined) return [literal.number, literal.text];
+  if (literal.number !== undefined) return literal.asText ? [literal.number, literal.text] : [literal.number];
   if (literal.boolean !== undefined || literal.date !== undefined) return undefined;
   return [literal.text];
 }
