@@ -90,13 +90,15 @@ export const EVERY: Array<[StorageName, Transport]> = (['memory', 'file', 'sql']
 
 /** Serves data on a storage; one PGlite database per test file, servers and files let go after each test. */
 export function storages(): { serve(kind: StorageName, transport: Transport, data: Data): Promise<Served> } {
-  let db: SqlClient & { close(): Promise<void> };
+  let db: SqlClient;
   let tables = 0;
   const open: Array<() => Promise<void>> = [];
-  beforeAll(async () => {
-    db = await openPglite();
-  }, 120000);
-  afterAll(() => db?.close());
+  // Opened by the first test that serves from SQL, which then takes a while.
+  jest.setTimeout(120000);
+  let opening: Promise<SqlClient & { close(): Promise<void> }> | undefined;
+  afterAll(async () => {
+    if (opening) await (await opening).close();
+  });
   afterEach(async () => {
     for (const close of open.splice(0).reverse()) await close();
   });
@@ -118,6 +120,7 @@ export function storages(): { serve(kind: StorageName, transport: Transport, dat
       const key = keyOf(entities);
       if (kind === 'memory') service.addResource({ name, key, storage: new MemoryStorage(structuredClone(entities)) });
       else {
+        db = await (opening ??= openPglite());
         const storage = createSqlStorage({ client: db, table: `storages_${++tables}` });
         service.addResource({ name, key, storage });
         if (entities.length > 0) await storage.write({ insert: structuredClone(entities) });

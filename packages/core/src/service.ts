@@ -180,7 +180,7 @@ export class Service {
       storage: errorStorage,
       events: false,
     });
-    this.macros = new Macros(this.adminStorage(MACRO_RESOURCE), this.protocols);
+    this.macros = new Macros(this.adminStorage(MACRO_RESOURCE), this.protocols, this.resources);
     this.addBuiltIn(this.macros.definition);
     const webhookOptions = resolveWebhookOptions(this.options.webhooks);
     const outgoing = { allowPrivate: this.options.allowPrivateDestinations, timeoutMs: webhookOptions.timeoutMs };

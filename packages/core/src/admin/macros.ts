@@ -1,10 +1,11 @@
 import { AdminCache } from '../storage/admin-cache.js';
 import { isEntityBody, isStringRecord } from '../content-types/json.js';
 import { ServiceError } from '../errors.js';
-import { parseUri, type ParsedUri } from '../grammar/parse.js';
+import { parseUri, type Condition, type MetaEntry, type ParsedUri } from '../grammar/parse.js';
 import { Lru } from '../util/lru.js';
 import type { Protocols } from '../content-types/protocols.js';
 import type { Entity } from '../query/conditions.js';
+import { keyConditions } from '../model/key.js';
 import type { ResourceDefinition } from '../model/resources.js';
 import { SELECT_ALL, type Storage, type WriteBatch } from '../storage/storage.js';
 
@@ -23,6 +24,16 @@ export interface Macro {
 
 const PROPERTIES = ['Name', 'Uri', 'Body', 'Headers', 'OverwriteBody', 'OverwriteHeaders'];
 const NAME = /^[\p{L}\p{N}_.]+$/u;
+
+/** What macros need of the resources: the key a bare value addresses (docs/keys.md). */
+export interface KeyedResources {
+  resolve(name: string): { readonly name: string; readonly key: readonly string[] | null };
+}
+
+/** A bare key is no error where the resource it reaches has a key; the rest of the URI must still parse. */
+function standingError(parsed: ParsedUri, key: readonly string[] | null): ServiceError | null {
+  return parsed.bare !== undefined && key !== null ? (parsed.restError ?? null) : parsed.error;
+}
 
 /** A rewrite: the merged URI (shared through a cache) and the macros it passed through. */
 interface Rewrite {
@@ -46,6 +57,7 @@ export class Macros {
   constructor(
     storage: Storage,
     private readonly protocols: Protocols,
+    private readonly resources: KeyedResources,
   ) {
     this.storage = storage;
     this.byName = new AdminCache(
@@ -98,6 +110,10 @@ export class Macros {
   private resolve(parsed: ParsedUri, macros: Map<string, Macro>): Rewrite {
     const chain: Macro[] = [];
     const seen = new Set<string>();
+    // The caller's URI, then each macro's: a bare key in any of them addresses the key of the
+    // resource the chain ends at, among that level's conditions (SPEC 4.5 rule 4: the
+    // caller's come after the macro's).
+    const levels: ParsedUri[] = [parsed];
     let current = parsed;
     while (current.macro) {
       const key = current.resource.toLowerCase();
@@ -111,17 +127,35 @@ export class Macros {
       const macro = macros.get(key);
       if (!macro) throw new ServiceError('UnknownMacro', `Unknown macro '$${current.resource}'`);
       chain.push(macro);
-      const target = parseUri(macro.Uri);
-      current = {
-        resource: target.resource,
-        macro: target.macro,
-        view: current.view ?? target.view,
-        conditions: [...target.conditions, ...current.conditions],
-        meta: [...target.meta, ...current.meta],
-        error: target.error ?? current.error,
-      };
+      current = parseUri(macro.Uri);
+      levels.push(current);
     }
-    return { parsed: current, chain };
+    if (levels.length === 1) return { parsed, chain };
+    const bare = levels.some((l) => l.bare !== undefined);
+    // Unknown resource: the pipeline answers it (404) as for any request.
+    const target = bare ? this.keyedTarget(current.resource) : undefined;
+    const conditions: Condition[] = [];
+    const meta: MetaEntry[] = [];
+    let view: string | null = null;
+    let error: ServiceError | null = null;
+    for (const level of levels.reverse()) {
+      view = level.view ?? view;
+      error ??= standingError(level, target?.key ?? null);
+      if (level.bare !== undefined && target !== undefined && target.key !== null)
+        conditions.push(...keyConditions(target.name, target.key, level.bare, level.bareValues));
+      else conditions.push(...level.conditions);
+      meta.push(...level.meta);
+    }
+    return { parsed: { resource: current.resource, macro: false, view, conditions, meta, error }, chain };
+  }
+
+  /** The resource a bare key reaches, or undefined when it does not exist. */
+  private keyedTarget(name: string): { name: string; key: readonly string[] | null } | undefined {
+    try {
+      return this.resources.resolve(name);
+    } catch {
+      return undefined;
+    }
   }
 
   /**
@@ -182,7 +216,11 @@ export class Macros {
         return invalid('Uri', `Uri does not parse: ${(e as Error).message}`);
       }
     })();
-    if (target.error) invalid('Uri', `Uri does not parse: ${target.error.message}`);
+    // A bare key (`/Clinic.Vet/ana`) is read with the key of the resource it addresses, as a
+    // request's is; after a macro (`/$cats/7`) that macro's resource decides, when it is called.
+    const key = target.bare === undefined ? null : target.macro ? [] : (this.keyedTarget(target.resource)?.key ?? null);
+    const error = standingError(target, key);
+    if (error) invalid('Uri', `Uri does not parse: ${error.message}`);
     if (target.macro && target.resource.toLowerCase() === Name.toLowerCase()) invalid('Uri', `Macro '${Name}' may not call itself`);
     if (Body !== null && !isEntityBody(Body)) {
       invalid('Body', 'Body must be an object or an array of objects');

@@ -184,16 +184,23 @@ function checkLocalUri(catalog: WebhookCatalog, uri: string, property: string): 
   } catch (e) {
     return invalid(property, `${property} '${uri}' does not parse: ${(e as Error).message}`);
   }
-  if (parsed.error) invalid(property, `${property} '${uri}' does not parse: ${parsed.error.message}`);
-  if (!parsed.macro) {
+  // A bare key (`/Clinic.Vet/ana`) is read with the key of the resource it addresses, as a
+  // request's is; after a macro (`/$cats/7`) that macro's resource decides, when it is called.
+  const unparsed = (error: ServiceError | null | undefined) => {
+    if (error) invalid(property, `${property} '${uri}' does not parse: ${error.message}`);
+  };
+  if (parsed.bare === undefined) unparsed(parsed.error);
+  if (parsed.macro) unparsed(parsed.bare === undefined ? parsed.error : parsed.restError);
+  else {
+    let resource;
     try {
-      const resource = catalog.resources.resolve(parsed.resource === '' ? 'Service.AvailableResource' : parsed.resource);
-      if (resource.kind === 'EventResource')
-        invalid(property, `${property} '${uri}' names the event '${resource.name}', which takes no requests`);
+      resource = catalog.resources.resolve(parsed.resource === '' ? 'Service.AvailableResource' : parsed.resource);
     } catch (e) {
-      if (ServiceError.is(e) && e.code === 'InvalidResourceEntity') throw e;
-      invalid(property, `${property} '${uri}': ${(e as Error).message}`);
+      return invalid(property, `${property} '${uri}': ${(e as Error).message}`);
     }
+    if (resource.kind === 'EventResource')
+      invalid(property, `${property} '${uri}' names the event '${resource.name}', which takes no requests`);
+    if (parsed.bare !== undefined) unparsed(resource.key ? parsed.restError : parsed.error);
   }
   return local;
 }
