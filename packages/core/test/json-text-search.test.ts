@@ -27,6 +27,12 @@ const TEXTS = [
   'a:b',
   '{x}',
   'K\u212A',
+  // Escapes followed by the string's own characters: a needle may start inside the escape.
+  '\u0019999@x',
+  'a\u001fbcd',
+  '\ud8999z',
+  'x\u000b1',
+  '\tabc',
 ];
 const scalar = fc.oneof(
   fc.constantFrom(...TEXTS),
@@ -84,6 +90,17 @@ const needle = (e: Entity) =>
       'x',
       '"',
       ':',
+      '99@',
+      '999@x',
+      '0019999',
+      '1fbcd',
+      'fbc',
+      'd8999z',
+      '999z',
+      '00b1',
+      'b1',
+      'tabc',
+      'u00',
     ),
     fc.string({ minLength: 1, maxLength: 3 }),
     fc.tuple(fc.nat(), fc.integer({ min: 1, max: 6 })).map(([at, n]) => {

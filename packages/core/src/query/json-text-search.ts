@@ -9,6 +9,37 @@ const SYNTAX = /["\\{}[\],:\u0000-\u001f\ud800-\udfff]/;
 /** Characters a string's JSON text escapes. */
 // eslint-disable-next-line no-control-regex -- control characters are what JSON escapes
 const ESCAPED = /["\\\u0000-\u001f\ud800-\udfff]/;
+/**
+ * What follows the backslash of each escape JSON.stringify writes in a string: the short
+ * forms, `u00XX` for other control characters and `udXXX` for a lone surrogate (lower-case hex).
+ */
+const ESCAPE_TAILS: string[] = ['b', 'f', 'n', 'r', 't'];
+for (let c = 0; c < 0x20; c++) ESCAPE_TAILS.push(`u${c.toString(16).padStart(4, '0')}`);
+for (let c = 0xd800; c <= 0xdfff; c++) ESCAPE_TAILS.push(`u${c.toString(16)}`);
+
+/**
+ * The part of `needle` that a string's own characters must hold for its JSON-escaped
+ * form to contain `needle` where the string does not: null when no escape can help (only
+ * the string itself is searched), '' when any string with an escaped character may match.
+ * A match the escapes make starts inside one escape's tail (the needle has no backslash),
+ * so some prefix of the needle ends a tail and the rest follows the escaped character as
+ * the string's own characters (or the needle lies within one tail); the longest such
+ * prefix leaves the shortest rest, which every other rest ends with.
+ */
+function escapedRest(needle: string): string | null {
+  // Within one tail (`u` in `\u001f`): any string with an escape may hold it.
+  if (needle.length <= 5 && ESCAPE_TAILS.some((t) => t.includes(needle))) return '';
+  let longest = 0;
+  for (let k = 1; k <= Math.min(5, needle.length); k++) {
+    const prefix = needle.slice(0, k);
+    if (ESCAPE_TAILS.some((t) => t.endsWith(prefix))) longest = k;
+  }
+  if (longest === 0) return null;
+  // Lower-casing a sigma depends on its neighbours: decided on the escaped text itself.
+  if (longest === needle.length || /[σς]/.test(needle)) return '';
+  return needle.slice(longest);
+}
+
 /** Every character a JSON number's text can have. */
 const NUMBER = /^[0-9.e+-]+$/;
 /** Past this many distinct property names, a name is tested each time instead of remembered. */
@@ -35,7 +66,15 @@ export function jsonTextSearch(needle: string, caseSensitive: boolean): ((e: Ent
   const inTrue = 'true'.includes(needle);
   const inFalse = 'false'.includes(needle);
   const inNull = 'null'.includes(needle);
-  const tokenHas = (s: string) => lower(ESCAPED.test(s) ? JSON.stringify(s).slice(1, -1) : s).includes(needle);
+  const rest = escapedRest(needle);
+  // The string itself first: a match there is one in its escaped form too (the needle has
+  // no character JSON escapes), and most strings then need no test for escaped characters.
+  const tokenHas = (s: string) => {
+    const text = lower(s);
+    if (text.includes(needle)) return true;
+    if (rest === null || (rest !== '' && !text.includes(rest))) return false;
+    return ESCAPED.test(s) && lower(JSON.stringify(s).slice(1, -1)).includes(needle);
+  };
   // Names repeat from entity to entity: remembered by position (a pointer compare when
   // entities share their shape), then by name.
   const atName: string[] = [];
