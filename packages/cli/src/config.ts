@@ -24,7 +24,7 @@ export interface CliConfig {
   limits?: { maxBodyBytes?: number; maxErrorRecords?: number; maxNestingDepth?: number; maxEntities?: number; maxCausedRequests?: number };
 }
 
-export const CONFIG_FILES = ['resourcery.config.mjs', 'resourcery.config.json'];
+const CONFIG_FILES = ['resourcery.config.mjs', 'resourcery.config.json'];
 
 /** A config file that cannot be used; the message names the file and the setting. */
 export class ConfigError extends Error {}

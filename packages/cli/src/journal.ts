@@ -25,7 +25,7 @@ export interface Change {
 }
 
 /** A group of writes, numbered. */
-export interface WriteLine {
+interface WriteLine {
   seq: number;
   w: Change[];
 }
@@ -93,7 +93,7 @@ function parseLine(text: string): JournalLine | null {
   }
 }
 
-export function isCheckpoint(line: JournalLine): line is Checkpoint {
+function isCheckpoint(line: JournalLine): line is Checkpoint {
   return 'file' in line;
 }
 
@@ -103,7 +103,7 @@ export function isCheckpoint(line: JournalLine): line is Checkpoint {
  * since the journal began, and the writes since the journal's first checkpoint apply on
  * top of the edit (`edited`).
  */
-export function writesToReplay(lines: readonly JournalLine[], fileHash: string): { writes: WriteLine[]; edited: boolean } {
+function writesToReplay(lines: readonly JournalLine[], fileHash: string): { writes: WriteLine[]; edited: boolean } {
   const checkpoints = lines.filter(isCheckpoint);
   if (checkpoints.length === 0) return { writes: [], edited: false };
   const match = checkpoints.filter((c) => c.file === fileHash).pop();
@@ -116,7 +116,7 @@ export function writesToReplay(lines: readonly JournalLine[], fileHash: string):
  * deletes found no entity to change (an edit by hand changed or removed it: the edit wins).
  * An entity is found at its recorded position when it is still there unchanged, else by content.
  */
-export function applyChange(entries: Map<string, Entity[]>, change: Change): number {
+function applyChange(entries: Map<string, Entity[]>, change: Change): number {
   if (change.s) {
     entries.set(change.r, change.s.slice());
     return 0;

@@ -89,7 +89,7 @@ export class ServiceError extends Error {
 }
 
 /** What a client reads for an unexpected error (DESIGN 13). */
-export const GENERIC_MESSAGE = 'An unexpected error occurred; the details are in the error record linked by MoreInfoAt';
+const GENERIC_MESSAGE = 'An unexpected error occurred; the details are in the error record linked by MoreInfoAt';
 
 /** Maps anything thrown to a ServiceError; unexpected exceptions become 500 Unknown (their message kept for the record). */
 export function toServiceError(value: unknown): ServiceError {

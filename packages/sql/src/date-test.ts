@@ -39,7 +39,7 @@ const FIXED_ZONE = /^(?:Etc\/)?(?:UTC|UCT|GMT|GMT[+-]?0|Universal|Zulu|Greenwich
 const SAMPLES = [-62167219200000, -2208988800000, 0, 1704067200000, 253402300799999];
 
 /** The process's offset from UTC in milliseconds when it is the same at every date, else null. */
-export function fixedLocalOffset(): number | null {
+function fixedLocalOffset(): number | null {
   const zone = new Intl.DateTimeFormat().resolvedOptions().timeZone;
   if (zone === undefined || !FIXED_ZONE.test(zone)) return null;
   const offsets = SAMPLES.map((t) => new Date(t).getTimezoneOffset());

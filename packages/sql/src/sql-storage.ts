@@ -39,7 +39,7 @@ export interface SqlStorageOptions {
   searchIndex?: boolean;
 }
 
-export const DEFAULT_MAX_ROWS = 100_000;
+const DEFAULT_MAX_ROWS = 100_000;
 
 /** Where an entity handed out lives, and which version of the row it showed. */
 interface RowKey {

@@ -26,8 +26,8 @@ export interface AdminOptions {
 }
 
 /** The admin resources that hold other callers' data or run stored requests. */
-export const GUARDED_ADMIN = [ERROR_RESOURCE, MACRO_RESOURCE, WEBHOOK_RESOURCE, LOG_RESOURCE] as const;
-export type GuardedAdminResource = (typeof GUARDED_ADMIN)[number];
+const GUARDED_ADMIN = [ERROR_RESOURCE, MACRO_RESOURCE, WEBHOOK_RESOURCE, LOG_RESOURCE] as const;
+type GuardedAdminResource = (typeof GUARDED_ADMIN)[number];
 
 /** Closed: only an API key's holder passes (its own allow list decides, model/api-keys.ts). */
 const CLOSED: ResourceRules = { allow: (caller) => caller.principal instanceof ApiKeyPrincipal };

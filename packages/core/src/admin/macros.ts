@@ -11,7 +11,7 @@ import { SELECT_ALL, type Storage, type WriteBatch } from '../storage/storage.js
 
 export const MACRO_RESOURCE = 'Service.Admin.Macro';
 /** How many macros one call may pass through (a -> b -> c ...). */
-export const MAX_MACRO_DEPTH = 16;
+const MAX_MACRO_DEPTH = 16;
 
 export interface Macro {
   Name: string;
@@ -284,7 +284,7 @@ const REDIRECTING = new Map([
 const CREDENTIAL_NAME = /token|secret|session|passw|key|auth|cookie|credential/i;
 
 /** Why a macro may not set this header (lower-case name); undefined when it may. */
-export function refusedHeader(name: string): string | undefined {
+function refusedHeader(name: string): string | undefined {
   const redirecting = REDIRECTING.get(name);
   if (redirecting !== undefined) return redirecting;
   if (name.startsWith('x-forwarded-')) return 'it names who the request is from';

@@ -67,7 +67,7 @@ export interface Described {
 }
 
 /** `Person.Admin` -> `Person.Admin`; letters outside [A-Za-z0-9._-] become `_` (component names allow no others). */
-export function componentName(name: string): string {
+function componentName(name: string): string {
   return name.replace(/[^A-Za-z0-9._-]/g, '_');
 }
 
@@ -345,7 +345,7 @@ function resourcePaths(service: Described, r: Resource, entity: string): Json {
 }
 
 /** `/Person/{Id}`; a composite key's values in order, comma-separated: `/Order/{Shop},{No}`. */
-export function keyPath(r: Resource): string {
+function keyPath(r: Resource): string {
   return `/${r.name}/${r.key!.map((k) => `{${k}}`).join(',')}`;
 }
 

@@ -11,7 +11,7 @@ let loading: Promise<ExcelJs> | undefined;
  * not with the service. It is CommonJS: `default` is its module.exports under every
  * loader (Node ESM, the CJS build, jest); the fallback covers loaders that unwrap it.
  */
-export function loadExcelJs(): Promise<ExcelJs> {
+function loadExcelJs(): Promise<ExcelJs> {
   loading ??= import('exceljs').then(
     (m) => (m as unknown as { default?: ExcelJs }).default ?? m,
     (error: unknown) => {

@@ -10,7 +10,7 @@ import { openWorkbook, WorkbookError, type Cell, type SheetRow } from './workboo
 import { escapeCellText } from './xml-text.js';
 
 /** Largest unpacked workbook read: the bytes actually inflated from the parts read, which bounds a request's memory. */
-export const MAX_UNZIPPED_WORKBOOK = 64 * 1024 * 1024;
+const MAX_UNZIPPED_WORKBOOK = 64 * 1024 * 1024;
 
 /**
  * Spreadsheet (Excel format), written and read with exceljs. Entities are rows under a
@@ -74,7 +74,7 @@ function row(cells: Array<CellValue | undefined>): unknown[] {
  * are empty cells (the types sheet tells them apart). An empty string is written as
  * (empty) rich text, because an empty plain-text cell reads back as no value at all.
  */
-export function toCell(value: unknown): CellValue | undefined {
+function toCell(value: unknown): CellValue | undefined {
   switch (typeof value) {
     case 'string':
       return value === '' ? { richText: [{ text: '' }] } : escapeCellText(value);

@@ -37,7 +37,7 @@ function writeStream(entities: AsyncIterable<Entity>, raw: boolean, context: Wri
 }
 
 /** One object or an array of objects; anything else is not an entity. */
-export function toEntities(value: unknown): Entity[] {
+function toEntities(value: unknown): Entity[] {
   const items = Array.isArray(value) ? value : [value];
   items.forEach((item, i) => {
     if (!isEntity(item)) {
@@ -51,7 +51,7 @@ export function toEntities(value: unknown): Entity[] {
 }
 
 /** A JSON object (not null, not an array). */
-export function isEntity(value: unknown): value is Entity {
+function isEntity(value: unknown): value is Entity {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 

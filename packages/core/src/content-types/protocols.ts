@@ -14,7 +14,7 @@ export interface Negotiated {
 }
 
 /** The default protocol of SPEC 2.2: always present, always first. */
-export const DEFAULT_PROTOCOL: ProtocolProvider = { name: 'Service', identifier: 'service', contentTypes: [json, excel, jsonLines] };
+const DEFAULT_PROTOCOL: ProtocolProvider = { name: 'Service', identifier: 'service', contentTypes: [json, excel, jsonLines] };
 
 interface Registered {
   type: ContentType;

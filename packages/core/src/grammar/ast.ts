@@ -8,6 +8,7 @@ export interface RawItem {
   offset: number;
 }
 
+/** @public the generated parser's result type (uri-parser.d.ts) */
 export interface RawUri {
   resource: { macro: boolean; name: string; view: string | null; offset: number };
   conditions: RawItem[] | null;

@@ -216,7 +216,7 @@ function toMetaEntry(item: RawItem): MetaEntry {
 }
 
 /** Percent-decoding; `+` stays `+`. Malformed escapes or UTF-8 are a client error. */
-export function decode(text: string, what: string): string {
+function decode(text: string, what: string): string {
   if (text.indexOf('%') < 0) return text;
   try {
     return decodeURIComponent(text);

@@ -20,7 +20,7 @@ export interface CorsOptions {
 }
 
 /** The CLI's default: dev servers on this machine, nobody else (DESIGN 13). */
-export const LOCAL_ORIGINS = ['local'] as const;
+const LOCAL_ORIGINS = ['local'] as const;
 
 const LOCAL = /^https?:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d{1,5})?$/i;
 const LOCAL_HOST = /^(localhost|127\.0\.0\.1|\[::1\])(:\d{1,5})?$/i;

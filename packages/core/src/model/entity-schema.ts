@@ -95,7 +95,7 @@ type ObjectOf<S> = S extends { properties: infer P }
 
 type Flat<T> = { [K in keyof T]: T[K] };
 
-export function isStandardSchema(schema: unknown): schema is StandardSchemaV1 {
+function isStandardSchema(schema: unknown): schema is StandardSchemaV1 {
   return typeof schema === 'object' && schema !== null && '~standard' in schema;
 }
 

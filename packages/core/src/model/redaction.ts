@@ -6,7 +6,7 @@ import { decodeLoose } from '../util/uri-decode.js';
 // One module, so a new kind of secret is taught to every place at once (docs/errors.md).
 
 /** What a secret value is replaced by. */
-export const REDACTED = '*****';
+const REDACTED = '*****';
 
 /** Whether a header (its name in lower case) carries a credential. */
 export function isSecretHeader(name: string): boolean {

@@ -17,7 +17,7 @@ import { entityVersion } from '../storage/version.js';
  * The entities a GET returns (output form, projected): at once when the storage answers
  * at once and there is no search to scan, else a promise.
  */
-export function selectOutput(
+function selectOutput(
   resource: Resource,
   q: CompiledQuery,
   rows: RowRule | null = null,

@@ -14,7 +14,7 @@ import ipaddr from 'ipaddr.js';
 const LOCAL_NAMES = /(^|\.)localhost$|^metadata$|^metadata\.google\.internal$|^metadata\.goog$|^instance-data(\.ec2\.internal)?$/;
 
 /** Why an address may not be reached, or null when it may. */
-export function refusedAddress(address: string): string | null {
+function refusedAddress(address: string): string | null {
   let ip: ipaddr.IPv4 | ipaddr.IPv6;
   try {
     ip = ipaddr.parse(address);

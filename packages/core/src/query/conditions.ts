@@ -45,7 +45,7 @@ const CMP: Record<Operator, Cmp> = {
   '>=': (a, b) => (typeof a === 'string' ? compareStrings(a, b as string) >= 0 : a >= b),
 };
 
-export function compileCondition(condition: Condition): Predicate {
+function compileCondition(condition: Condition): Predicate {
   const { locator, op, value } = condition;
   return compileTest(op, value, op === '!=', locator);
 }

@@ -4,7 +4,7 @@ import type { Locator } from '../grammar/locator.js';
 import type { MetaConditions } from './meta-conditions.js';
 import { compileProjection, type Projection } from './projection.js';
 import { compileSearch, compileSearchRegex, type SearchPredicate } from './search.js';
-import { compareValues, selectRange, slice, sortEntities, TopK } from './order.js';
+import { selectRange, slice, sortEntities, TopK } from './order.js';
 import { scanFor, type Scan } from './compiled-scan.js';
 import { distinctOutputs } from './distinct.js';
 
@@ -154,5 +154,3 @@ function allMatches(
   }
   return matches;
 }
-
-export { compareValues, slice };

@@ -2,7 +2,7 @@ import { ServiceError } from '../errors.js';
 import type { MetaEntry, MetaKey } from '../grammar/parse.js';
 import { Locator } from '../grammar/locator.js';
 
-export interface Rename {
+interface Rename {
   from: Locator;
   to: string;
 }

@@ -7,7 +7,7 @@ import { Locator } from '../grammar/locator.js';
 import type { Entity } from './conditions.js';
 
 /** Counts the characters a search scans (scan.ts ScanMeter: it stops a request over its budget). */
-export interface SearchMeter {
+interface SearchMeter {
   add(characters: number): void;
 }
 
@@ -71,7 +71,7 @@ export function compileSearchRegex(value: string): SearchPredicate {
  * expression (the documented syntax); the classic catastrophic shapes stay refused (400)
  * as documented, although the engine would run them in linear time.
  */
-export function safeRegExp(pattern: string, caseSensitive: boolean): LinearRegExp {
+function safeRegExp(pattern: string, caseSensitive: boolean): LinearRegExp {
   const key = `${caseSensitive ? 'cs' : 'ci'}/${pattern}`;
   const re = regexCache.get(key);
   if (re) return re;

@@ -3,7 +3,7 @@ import { ServiceError } from '../errors.js';
 import { normalizeBasePath } from '../http/base-path.js';
 import { Origin } from '../outgoing/origin.js';
 import type { Resource } from '../model/resources.js';
-import type { BodyChunk, HeaderValue, PlainRequest } from '../http/types.js';
+import type { HeaderValue, PlainRequest } from '../http/types.js';
 
 export type Headers = Record<string, string>;
 
@@ -12,7 +12,7 @@ export type Headers = Record<string, string>;
  * already (node:http's `req.headers`) are used as they are: copying them was a fixed cost
  * of every request. They are only read, never changed (a macro replaces them).
  */
-export function normalizeHeaders(headers: Record<string, HeaderValue> | undefined): Headers {
+function normalizeHeaders(headers: Record<string, HeaderValue> | undefined): Headers {
   if (!headers) return {};
   if (normalized(headers)) return headers as Headers;
   const out: Headers = {};
@@ -151,5 +151,3 @@ function checkSize(bytes: Uint8Array, max: number): Uint8Array | null {
 function tooLarge(max: number): ServiceError {
   return new ServiceError('PayloadTooLarge', `The request body is larger than the limit of ${max} bytes`);
 }
-
-export type { BodyChunk };

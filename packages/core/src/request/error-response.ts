@@ -45,7 +45,7 @@ export async function errorResponse(
   return { status: error.status, headers, body };
 }
 
-export function errorBody(error: ServiceError, ctx: RequestContext, moreInfoAt: string | undefined): ErrorBody {
+function errorBody(error: ServiceError, ctx: RequestContext, moreInfoAt: string | undefined): ErrorBody {
   const body: ErrorBody = {
     Status: 'fail',
     ErrorType: `Service.Results.${error.code}`,

@@ -55,7 +55,7 @@ function contentTypeHeader(type: ContentType): string {
  * and `filename*` in UTF-8 when the name has other characters (`/日本` -> `__.xlsx` and
  * `%E6%97%A5%E6%9C%AC.xlsx`). Header values must be Latin-1, so the name is never sent raw.
  */
-export function attachment(name: string): string {
+function attachment(name: string): string {
   const ascii = name.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
   return ascii === name
     ? `attachment; filename="${name}"`

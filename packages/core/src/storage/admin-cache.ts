@@ -1,9 +1,9 @@
 import type { Storage } from './storage.js';
 
 /** How often a cache asks a shared storage whether another instance changed it. */
-export const RECHECK_MS = 500;
+const RECHECK_MS = 500;
 /** How long a cache over a storage without change tokens is trusted. */
-export const RELOAD_MS = 1_000;
+const RELOAD_MS = 1_000;
 
 /**
  * A value loaded from an admin storage (macros, webhooks) that stays correct when other
