@@ -1,6 +1,6 @@
 /**
  * Building Resourcery URIs safely. The server splits a URI on `/`, then on `&`, then each
- * item at its operator, and only then percent-decodes names and values (DESIGN 2). So
+ * item at its operator, and only then percent-decodes names and values (docs/uri.md). So
  * operators are written as they are, and every name and value is encoded, including the
  * characters encodeURIComponent leaves alone (`!`, `'`, `(`, `)`, `*`) so that no value
  * can be read as an operator or a quote.

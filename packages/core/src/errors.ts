@@ -88,7 +88,7 @@ export class ServiceError extends Error {
   }
 }
 
-/** What a client reads for an unexpected error (DESIGN 13). */
+/** What a client reads for an unexpected error (docs/errors.md). */
 const GENERIC_MESSAGE = 'An unexpected error occurred; the details are in the error record linked by MoreInfoAt';
 
 /** Maps anything thrown to a ServiceError; unexpected exceptions become 500 Unknown (their message kept for the record). */

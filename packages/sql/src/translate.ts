@@ -3,7 +3,7 @@ import { dateTest } from './date-test.js';
 import { ASCII, textOf, valueOf } from './indexes.js';
 
 /**
- * Conditions and order translated to PostgreSQL with the evaluator's rules (DESIGN 2-3,
+ * Conditions and order translated to PostgreSQL with the evaluator's rules (docs/uri.md,
  * core query/conditions.ts, grammar/locator.ts, query/order.ts). Request text never becomes SQL
  * source: every key and value is a bind parameter, always sent as text and cast in SQL.
  *

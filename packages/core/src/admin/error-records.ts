@@ -8,7 +8,7 @@ import { targetOf, type Storage } from '../storage/storage.js';
 
 export const ERROR_RESOURCE = 'Service.Admin.Error';
 
-/** One failed request (SPEC 2.5), secrets redacted. */
+/** One failed request (docs/errors.md), secrets redacted. */
 export type ErrorRecord = {
   Id: string;
   /** When the request arrived (ISO 8601). */
@@ -40,7 +40,7 @@ export interface FailedRequest {
 }
 
 /**
- * Error records (SPEC 2.5): every error response but 401 is stored, newest `max` kept,
+ * Error records (docs/errors.md): every error response but 401 is stored, newest `max` kept,
  * secrets redacted. The response links to its record through ErrorInfo.
  */
 export class ErrorRecords {

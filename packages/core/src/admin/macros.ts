@@ -42,7 +42,7 @@ interface Rewrite {
 }
 
 /**
- * Macros (SPEC 2.1, 4.5): stored request templates called as `/$name`. The rewrite of a
+ * Macros (docs/macros.md): stored request templates called as `/$name`. The rewrite of a
  * URI is cached until a macro changes, so a cached macro call costs about a cached parse.
  */
 export class Macros {
@@ -92,7 +92,7 @@ export class Macros {
     return map;
   }
 
-  /** Rewrites a macro call into the request it stands for (rules 1-9 of SPEC 4.5). */
+  /** Rewrites a macro call into the request it stands for (rules 1-9 of docs/macros.md). */
   async rewrite(parsed: ParsedUri, ctx: MacroCall): Promise<ParsedUri> {
     // Checking the macros first lets another instance's change drop the cached rewrites;
     // a rewrite from macros that a write overtook meanwhile is not cached.
@@ -111,7 +111,7 @@ export class Macros {
     const chain: Macro[] = [];
     const seen = new Set<string>();
     // The caller's URI, then each macro's: a bare key in any of them addresses the key of the
-    // resource the chain ends at, among that level's conditions (SPEC 4.5 rule 4: the
+    // resource the chain ends at, among that level's conditions (docs/macros.md rule 4: the
     // caller's come after the macro's).
     const levels: ParsedUri[] = [parsed];
     let current = parsed;
@@ -194,7 +194,7 @@ export class Macros {
     return guarded;
   }
 
-  /** Validation on save (DESIGN 12); returns the macro to store. */
+  /** Validation on save (docs/macros.md); returns the macro to store. */
   private async validate(input: Entity, existing?: Macro): Promise<Macro> {
     const fields: Record<string, unknown> = {};
     let alias: unknown;

@@ -349,7 +349,7 @@ function keyPath(r: Resource): string {
   return `/${r.name}/${r.key!.map((k) => `{${k}}`).join(',')}`;
 }
 
-/** The path item of one entity addressed by its key (DESIGN 13): every method but POST. */
+/** The path item of one entity addressed by its key (docs/keys.md): every method but POST. */
 function keyItem(service: Described, r: Resource, entity: string): Json {
   const key = r.key!;
   const item: Json = {

@@ -16,7 +16,7 @@ export interface ReadContext {
 }
 
 /**
- * A content type plug-in (SPEC 2.2 ContentTypeInfo). `read` turns a body into entities;
+ * A content type plug-in (docs/content-types.md ContentTypeInfo). `read` turns a body into entities;
  * `write` turns a result into a body. Omit either to make the type write- or read-only.
  */
 export interface ContentType {
@@ -35,7 +35,7 @@ export interface ContentType {
   streams?: boolean;
 }
 
-/** A protocol provider: a named set of content types (SPEC 2.2 Protocol). */
+/** A protocol provider: a named set of content types (docs/content-types.md Protocol). */
 export interface ProtocolProvider {
   name: string;
   identifier: string;

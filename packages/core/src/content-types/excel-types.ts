@@ -4,7 +4,7 @@
  * property (both empty cells), and empty strings (which some editors, LibreOffice among
  * them, save as no cell at all). The writer records these per column in a very hidden
  * sheet; the reader uses it when it still fits the data sheet, so a workbook the service
- * wrote comes back as the same entities (DESIGN 7).
+ * wrote comes back as the same entities (docs/content-types.md).
  *
  * Sheet `Resourcery.Types`, row 1 a header, then one row per (sheet, column):
  * Sheet | Column | Property | Rows | Json | Null | Empty. Column 0 gives the sheet's entity

@@ -13,7 +13,7 @@ export interface Negotiated {
   params: Record<string, string>;
 }
 
-/** The default protocol of SPEC 2.2: always present, always first. */
+/** The default protocol of docs/content-types.md: always present, always first. */
 const DEFAULT_PROTOCOL: ProtocolProvider = { name: 'Service', identifier: 'service', contentTypes: [json, excel, jsonLines] };
 
 interface Registered {
@@ -104,7 +104,7 @@ export class Protocols {
     return { contentType: type, params: range.params };
   }
 
-  /** Entities of Service.Admin.Protocol (SPEC 2.2). */
+  /** Entities of Service.Admin.Protocol (docs/content-types.md). */
   entities(): Entity[] {
     return this.providers.map((p, i) => ({
       Name: p.name,

@@ -54,7 +54,7 @@ export interface ParsedUri {
   error: ServiceError | null;
   /**
    * A lone value with no operator in the conditions part (`/posts/1`): it addresses the
-   * resource's key, which only the resource knows (DESIGN 13). Composite keys: `7,3`.
+   * resource's key, which only the resource knows (docs/keys.md). Composite keys: `7,3`.
    * `error` then says how to write a condition; it is raised only when the resource has no key.
    */
   bare?: string;

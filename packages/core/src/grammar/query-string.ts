@@ -1,5 +1,5 @@
 /**
- * A query string is never read (DESIGN 13): `/posts?author=me` would otherwise answer
+ * A query string is never read (docs/uri.md): `/posts?author=me` would otherwise answer
  * every post. The 400 shows the path form of the same query, translating the forms
  * json-server users write (0.17: `views_gte=10`, `_sort`/`_order`, `_page`/`_limit`,
  * `q`; 1.x: `views:gte=10`, `_sort=-views`, `_per_page`).

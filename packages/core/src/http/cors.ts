@@ -19,7 +19,7 @@ export interface CorsOptions {
   hosts?: readonly string[];
 }
 
-/** The CLI's default: dev servers on this machine, nobody else (DESIGN 13). */
+/** The CLI's default: dev servers on this machine, nobody else (docs/cli.md). */
 const LOCAL_ORIGINS = ['local'] as const;
 
 const LOCAL = /^https?:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d{1,5})?$/i;

@@ -4,7 +4,7 @@ import type { PlainRequest, PlainResponse } from './types.js';
 /** Fetch Request -> plain request; the URL's path after basePath is the service URI. */
 export function fromFetchRequest(request: Request, basePath = ''): PlainRequest | undefined {
   const url = new URL(request.url);
-  // The query string goes along so that the core refuses it (DESIGN 13) rather than it being lost here.
+  // The query string goes along so that the core refuses it (docs/uri.md) rather than it being lost here.
   const uri = stripBasePath(url.pathname + url.search, basePath);
   if (uri === undefined) return undefined;
   const headers: Record<string, string> = {};

@@ -31,7 +31,7 @@ export class ApiKeyPrincipal {
 }
 
 /**
- * The built-in authenticator (SPEC 5): `Authorization: apikey KEY`, or Basic with a blank
+ * The built-in authenticator (docs/api-keys.md): `Authorization: apikey KEY`, or Basic with a blank
  * user name and the key as password; the principal is an ApiKeyPrincipal.
  */
 export function apiKeys(keys: ApiKeyConfig[]): Authenticate<unknown, ApiKeyPrincipal> {
@@ -41,7 +41,7 @@ export function apiKeys(keys: ApiKeyConfig[]): Authenticate<unknown, ApiKeyPrinc
 const ALWAYS_OPEN = 'service.availableresource';
 
 /**
- * API keys (DESIGN 6): `Authorization: apikey KEY`, or Basic with a blank user name and
+ * API keys (docs/api-keys.md): `Authorization: apikey KEY`, or Basic with a blank user name and
  * the key as password. Keys are kept as SHA-256 digests and compared in constant time.
  */
 export class ApiKeys {

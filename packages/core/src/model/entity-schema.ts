@@ -4,7 +4,7 @@ import type { Entity } from '../query/conditions.js';
 import type { JsonSchema } from '../query/schema-types.js';
 
 /**
- * The schema of a resource's entities (DESIGN 13): a JSON Schema, validated with ajv, or
+ * The schema of a resource's entities (docs/resources.md): a JSON Schema, validated with ajv, or
  * any Standard Schema v1 validator (zod, valibot, arktype...), whose output type becomes
  * the entity type. The interface is copied from the Standard Schema spec, so no package
  * is needed at run time.

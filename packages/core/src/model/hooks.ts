@@ -2,7 +2,7 @@ import type { Caller } from './caller.js';
 import type { Entity } from '../query/conditions.js';
 
 /**
- * An app's hooks on one resource (DESIGN 13). Each gets the caller (context, principal).
+ * An app's hooks on one resource (docs/resources.md). Each gets the caller (context, principal).
  * A `before` hook refuses by throwing a ServiceError, and may return a replacement entity;
  * an `after` hook runs once the change is stored (a throw then answers an error, the
  * change stays). Reads see the entities as clients do (after toOutput): `O`; the others

@@ -1,5 +1,5 @@
 /**
- * Entity keys (DESIGN 13): a resource may declare `key`, one property or several. A bare
+ * Entity keys (docs/keys.md): a resource may declare `key`, one property or several. A bare
  * value in the conditions position addresses it (`/Person/7` is `/Person/Id=7`; a composite
  * key takes its values in order, comma-separated: `/Order/7,3`); POST fills a missing key
  * (integers: the next value; otherwise a UUID); an insert whose key is taken is 409.

@@ -7,7 +7,7 @@ import { compileConditions, type Entity, type Predicate } from '../query/conditi
 import { typeConditions, type JsonSchema } from '../query/schema-types.js';
 
 /**
- * Who may use a resource, and which of its rows (DESIGN 13). Both are asked with the
+ * Who may use a resource, and which of its rows (docs/in-app.md). Both are asked with the
  * caller and the method, REPORT and HEAD asked as GET.
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- defaults that accept any app context and principal

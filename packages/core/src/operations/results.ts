@@ -19,7 +19,7 @@ export type Result =
   /** A body produced elsewhere and passed through as-is (e.g. a Destination's answer). */
   | { kind: 'passthrough'; status: number; headers: Record<string, string>; body: Uint8Array | string | null };
 
-/** The JSON error body of SPEC 7 (key order as shown there). */
+/** The JSON error body of docs/errors.md (key order as shown there). */
 export interface ErrorBody {
   Status: 'fail';
   ErrorType: string;

@@ -28,7 +28,7 @@ export async function collectBody(body: PlainResponse['body'], limit = Infinity)
 
 /**
  * Entities in the format a Content-Type header names (default JSON), written by the
- * service's protocols. JSON is always a bare array, even for one entity (SPEC 6.3).
+ * service's protocols. JSON is always a bare array, even for one entity (docs/webhooks.md).
  */
 export async function serializeEntities(
   protocols: Protocols,

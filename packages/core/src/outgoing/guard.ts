@@ -4,7 +4,7 @@ import { Agent, fetch as undiciFetch } from 'undici';
 import ipaddr from 'ipaddr.js';
 
 /**
- * The SSRF guard (DESIGN 8): outgoing requests of webhooks, Source and Destination may
+ * The SSRF guard (docs/webhooks.md): outgoing requests of webhooks, Source and Destination may
  * not reach loopback, private, link-local, unique-local, unspecified or metadata
  * addresses unless the service allows private destinations. Hosts are checked as
  * written when a webhook is saved and as resolved before every request.

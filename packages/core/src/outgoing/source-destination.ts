@@ -10,7 +10,7 @@ import { isAbsolute, refusedResolved, outgoingFetch } from './guard.js';
 import { collectBody, headerValue, serializeEntities } from './body.js';
 
 /**
- * The `Source` and `Destination` request headers (DESIGN 4):
+ * The `Source` and `Destination` request headers (docs/methods.md):
  * `Source: GET <uri> [Header: value]...` gives a POST, PUT or PATCH its body from that
  * GET; `Destination: <METHOD> <uri> [Header: value]...` sends a GET's result there and
  * answers with the destination's answer. `<uri>` is local (`/Person/...`, run

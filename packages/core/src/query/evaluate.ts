@@ -12,7 +12,7 @@ const NO_CONDITIONS: readonly Condition[] = Object.freeze([]);
 
 /**
  * A query compiled once per (resource, conditions, meta-conditions) and run many times.
- * Evaluation order (DESIGN 3): conditions -> search -> add -> rename -> select ->
+ * Evaluation order (docs/uri.md): conditions -> search -> add -> rename -> select ->
  * distinct -> order -> offset -> limit.
  */
 export interface CompiledQuery {

@@ -7,7 +7,7 @@ interface Rename {
   to: string;
 }
 
-/** The typed meta-conditions of one request (SPEC 4.2); when a name repeats, the last wins. */
+/** The typed meta-conditions of one request (docs/uri.md); when a name repeats, the last wins. */
 export interface MetaConditions {
   unsafe: boolean;
   /** -1: no limit. */

@@ -6,7 +6,7 @@ import type { RequestContext } from './context.js';
 import type { PipelineHost } from './host.js';
 
 /**
- * Turns any failure into the error response of SPEC 7, storing an Error record (not for
+ * Turns any failure into the error response of docs/errors.md, storing an Error record (not for
  * 401); `recorded`: the link of a record already made for it instead.
  */
 export async function errorResponse(

@@ -1,5 +1,5 @@
 /**
- * Conditional requests (RFC 9110 section 13, DESIGN 13). A response that holds one entity
+ * Conditional requests (RFC 9110 section 13, docs/concurrency.md). A response that holds one entity
  * carries its stored version as a strong `ETag`; `If-Match` makes PUT, PATCH and DELETE
  * conditional (the operation compares the versions of the entities it would change, inside
  * the write, so no other write comes between: 412 PreconditionFailed); `If-None-Match` on

@@ -1,5 +1,5 @@
 /**
- * `GET /` negotiation (DESIGN 13): the resource listing stays the default; a client that
+ * `GET /` negotiation (docs/openapi.md): the resource listing stays the default; a client that
  * asks for OpenAPI gets the document, a browser gets the explorer page. Everything is
  * served by the service itself, nothing from other hosts.
  */

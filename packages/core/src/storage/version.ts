@@ -29,7 +29,7 @@ export function useEtagSecret(storage: Storage, secret: string): void {
 }
 
 /**
- * The version of a stored entity as clients see it (an ETag's value, DESIGN 13): its
+ * The version of a stored entity as clients see it (an ETag's value, docs/concurrency.md): its
  * storage's stamp (`<row>.<version>`, unique to that state of that row), or, for a
  * storage without stamps, an HMAC of the stored entity's content. The digest covers
  * the properties clients do not see (a toOutput hook's, a projection's), so If-Match

@@ -224,7 +224,7 @@ export class DeliveryWorker {
   private async send(message: OutboxMessage): Promise<Outcome> {
     const webhook = await this.find(message.WebhookId);
     if (!webhook) return { status: null, success: false, error: 'The webhook no longer exists; the message is dropped', final: true };
-    // Paused webhooks are skipped (SPEC 3): retries still pending when it was paused are dropped too.
+    // Paused webhooks are skipped (docs/webhooks.md): retries still pending when it was paused are dropped too.
     if (webhook.IsPaused) return { status: null, success: false, error: 'The webhook is paused; the message is dropped', final: true };
     const origin = this.origins.of(message.Id) ?? new Origin(message.Origin);
     const payload = await buildPayload(this.deps, webhook, message, origin);

@@ -6,7 +6,7 @@ import { targetOf, type Storage } from '../storage/storage.js';
 
 export const LOG_RESOURCE = 'Service.Admin.WebhookLog';
 
-/** One row per delivery attempt (DESIGN 8). */
+/** One row per delivery attempt (docs/webhooks.md). */
 export type DeliveryAttempt = {
   /** When the attempt started (ISO 8601, UTC). */
   Time: string;

@@ -35,7 +35,7 @@ export interface PayloadDeps {
 }
 
 /**
- * The body of one delivery (SPEC 6.3, DESIGN 8): the custom payload request's result,
+ * The body of one delivery (docs/webhooks.md): the custom payload request's result,
  * else the event's binary payload as-is, else the matching entities in the webhook's
  * Content-Type.
  */

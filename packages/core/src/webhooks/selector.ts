@@ -6,7 +6,7 @@ import { typeConditions, type JsonSchema } from '../query/schema-types.js';
 import type { Events } from './events.js';
 import type { ResourceRegistry } from '../model/resources.js';
 
-/** A compiled event selector `/<Event>[/<conditions>]` (SPEC 6.2). */
+/** A compiled event selector `/<Event>[/<conditions>]` (docs/webhooks.md). */
 export interface EventSelector {
   /** The event's full name, as declared. */
   event: string;

@@ -13,7 +13,7 @@ import { compileSelector, type SelectorCatalog } from './selector.js';
 
 export const WEBHOOK_RESOURCE = 'Service.Admin.Webhook';
 
-/** SPEC 2.4: a local GET whose result replaces the event payload. */
+/** docs/webhooks.md: a local GET whose result replaces the event payload. */
 export interface CustomPayloadRequest {
   Method: 'GET';
   URI: string;
@@ -23,7 +23,7 @@ export interface CustomPayloadRequest {
   BreakOnNoContent: boolean;
 }
 
-/** A stored webhook (SPEC 2.3); `Secret` is write-only and never output, `Rows` is set by the service and never output. */
+/** A stored webhook (docs/webhooks.md); `Secret` is write-only and never output, `Rows` is set by the service and never output. */
 export interface Webhook {
   Id: string;
   Label: string | null;
@@ -296,7 +296,7 @@ export function toStoredWebhook(catalog: WebhookCatalog, input: Entity, existing
     }
   }
   const compiled = compileSelector(catalog, f.EventSelector as string);
-  // A webhook never borrows rights (DESIGN 6): it delivers what its author may read.
+  // A webhook never borrows rights (docs/api-keys.md): it delivers what its author may read.
   const source = eventSource(catalog, compiled.event);
   author?.authorize(source, 'GET');
   const rows = author ? authorRows(catalog, source, author.caller) : null;
@@ -335,7 +335,7 @@ function authorRows(catalog: WebhookCatalog, source: string, caller: Caller): st
   return rule.text;
 }
 
-/** Output form: SPEC 2.3 key order, without the secret. */
+/** Output form: docs/webhooks.md key order, without the secret. */
 export function webhookOutput(w: Webhook): WebhookOutput {
   const r = w.CustomPayloadRequest;
   return {

@@ -45,7 +45,7 @@ interface Cache {
 }
 
 /**
- * Webhooks (SPEC 2.3, 6.3; DESIGN 8): the Service.Admin.Webhook and WebhookLog
+ * Webhooks (docs/webhooks.md): the Service.Admin.Webhook and WebhookLog
  * resources, an Events listener that writes matching deliveries to a durable outbox
  * before the raising request answers, and the worker that delivers them.
  */
