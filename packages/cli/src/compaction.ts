@@ -38,6 +38,8 @@ export interface CompactionHost {
   snapshot(): Record<string, readonly Entity[] | Entity>;
   /** The file's stamp when it was edited outside the store since it was last loaded (while watched), else null. */
   editedOutside(): Promise<FileStamp | null>;
+  /** The file now holds every write up to `seq`. */
+  compacted?(seq: number): void;
 }
 
 /**
@@ -77,6 +79,28 @@ export class Compaction {
       });
     this.running = tracked;
     return run;
+  }
+
+  /**
+   * Writes the data into the file now, from the write queue (a checkpoint first, as `once`
+   * does); false, writing nothing, when the file was edited again meanwhile.
+   */
+  async writeNow(): Promise<boolean> {
+    const { store } = this;
+    const disk = store.disk;
+    // Not `once`'s temp name: a background compaction may be writing that one now.
+    const tmp = `${store.file}.merge.${process.pid}.tmp`;
+    const hash = await writeDataFile(tmp, store.snapshot());
+    if (await store.editedOutside()) {
+      await unlink(tmp);
+      return false;
+    }
+    if (disk.journal !== null) await disk.journal.append({ seq: disk.seq, file: hash });
+    await rename(tmp, store.file);
+    await syncDir(dirname(store.file));
+    disk.known = await fileStamp(store.file);
+    disk.fileHash = hash;
+    return true;
   }
 
   /** Compacts in the background now if the journal is due, else once writes pause. */
@@ -149,6 +173,7 @@ export class Compaction {
       await syncDir(dirname(store.file));
       disk.known = await fileStamp(store.file);
       disk.fileHash = hash;
+      store.compacted?.(cut.seq);
       if (journal.writes === cut.writes) {
         disk.journal = null;
         this.oldestJournaled = null;

@@ -58,12 +58,12 @@ export function sameStamp(a: FileStamp | null, b: FileStamp | null): boolean {
   return a !== null && b !== null && a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
 }
 
-/** Removes the temp files a crash or a failed save left beside the data file (`<file>.<pid>.tmp`, `<file>.journal.<pid>.tmp`). */
+/** Removes the temp files a crash or a failed save left beside the data file (`<file>.<pid>.tmp`, `<file>.journal.<pid>.tmp`, `<file>.merge.<pid>.tmp`). */
 export async function removeLeftovers(file: string): Promise<void> {
   const prefix = `${basename(file)}.`;
   const names = await readdir(dirname(file)).catch(() => [] as string[]);
   for (const name of names) {
-    if (name.startsWith(prefix) && /^(journal\.)?\d+\.tmp$/.test(name.slice(prefix.length)))
+    if (name.startsWith(prefix) && /^(journal\.|merge\.)?\d+\.tmp$/.test(name.slice(prefix.length)))
       await unlink(join(dirname(file), name)).catch(() => undefined);
   }
 }

@@ -1,10 +1,11 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, rename } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { MemoryStorage, ServiceError, type Entity, type Storage } from '@resourcery/core';
 import { EqualityIndex, type IndexedChange } from '@resourcery/core/storage';
 import { type SelectQuery, type SelectResult, type WriteBatch } from '@resourcery/core/storage';
 import { Compaction, DEFAULT_POLICY, type CompactionPolicy, type OnDisk } from './compaction.js';
 import { fileStamp, hashOf, isAdminKey, parseData, removeLeftovers, type FileStamp, type ParsedData } from './data-file.js';
+import { EditHistory, mergeEdit } from './edit-base.js';
 import { editedSince, FileWatch, parseEdit } from './file-watch.js';
 import { changeOf, JournalFile, journalPath, lengthAfter, readJournal, replayJournal, type Change } from './journal.js';
 
@@ -49,6 +50,8 @@ export class FileStore {
   /** Set when a journaled change could not be applied in memory: memory no longer matches the journal (halt). */
   private halted: ServiceError | null = null;
   private onHalt: () => void = () => undefined;
+  /** While watching: the file's versions since the last load, to find what an outside edit was based on. */
+  private history: EditHistory | null = null;
 
   private constructor(
     readonly file: string,
@@ -61,6 +64,7 @@ export class FileStore {
       inQueue: this.inQueue.bind(this),
       snapshot: () => this.snapshot(),
       editedOutside: () => this.editedOutside(),
+      compacted: (seq: number) => this.history?.compacted(seq),
     };
     this.compaction = new Compaction(host, policy);
   }
@@ -105,6 +109,7 @@ export class FileStore {
   watch(added: (name: string) => void = () => undefined): void {
     if (this.fileWatch.active) return;
     this.onAdded = added;
+    this.history = new EditHistory(this.entries(), this.disk.seq);
     this.fileWatch.start(() => {
       this.open ??= this.startGroup();
     });
@@ -253,8 +258,7 @@ export class FileStore {
           const edited = this.fileWatch.active ? await this.editedOutside() : null;
           if (edited) {
             // Stamp taken before the read: an edit landing after it is seen by the next check.
-            await this.reload(await readFile(this.file));
-            this.disk.known = edited;
+            await this.reload(await readFile(this.file), edited);
             if (group.pending.size > 0)
               throw new ServiceError('Conflict', 'The data file was edited outside the server; nothing was written');
           } else if (changes.length > 0) await this.append(changes);
@@ -314,21 +318,17 @@ export class FileStore {
   private async append(changes: Change[]): Promise<void> {
     const disk = this.disk;
     disk.journal ??= await JournalFile.create(journalPath(this.file), { seq: disk.seq, file: disk.fileHash });
-    await disk.journal.append({ seq: disk.seq + 1, w: changes });
+    const line = { seq: disk.seq + 1, w: changes };
+    await disk.journal.append(line);
     if (!(await disk.journal.linked())) {
       // Appended to a file no start will read: not durable, so not acknowledged (docs/cli-durability.md).
       const gone = disk.journal;
       disk.journal = null;
       await gone.close();
-      console.error(
-        `resourcery: ${gone.path} was removed while the server ran (its directory deleted, or the file moved); the write was refused`,
-      );
-      throw new ServiceError(
-        'Unknown',
-        "The data file's journal was removed while the server ran (was its directory deleted?); nothing was changed",
-      );
+      throw gone.removed();
     }
     disk.seq++;
+    this.history?.journaled(line);
     this.compaction.journaled();
     this.compaction.schedule();
   }
@@ -397,10 +397,12 @@ export class FileStore {
   }
 
   /** Replaces the data with the edited file's plus the journaled writes it lacks, or keeps it (and says why) when the file does not parse. */
-  private async reload(buffer: Buffer): Promise<void> {
+  private async reload(buffer: Buffer, stamp: FileStamp): Promise<void> {
     const parsed = parseEdit(this.file, buffer);
     const disk = this.disk;
     disk.fileHash = hashOf(buffer);
+    disk.known = stamp;
+    if (this.history !== null) return this.merge(parsed);
     const content = disk.journal === null ? null : await readJournal(disk.journal.path);
     if (content) replayJournal(parsed.entries, content, disk.fileHash, this.file, 'reload');
     this.install(parsed, this.onAdded);
@@ -409,6 +411,44 @@ export class FileStore {
     );
     // The file should show the merged data soon.
     if (disk.journal?.writes) this.compaction.schedule();
+  }
+
+  /**
+   * With the file's versions known (watching): the edit is merged as a change against the
+   * version it was based on, which may predate compactions (edit-base.ts); an edit older than
+   * every version kept is set aside as `<file>.rejected-<time>`, never loaded.
+   */
+  private async merge(parsed: ParsedData): Promise<void> {
+    const history = this.history!;
+    const merged = mergeEdit(history, parsed, basename(this.file));
+    if (merged === null) {
+      const aside = `${this.file}.rejected-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+      await rename(this.file, aside);
+      console.error(
+        `resourcery: the edit of ${basename(this.file)} is kept as ${basename(aside)} and NOT loaded; the file is written again from the data served`,
+      );
+      history.reset(this.entries(), this.disk.seq, []);
+      await this.compaction.writeNow();
+      return;
+    }
+    this.install(parsed, this.onAdded);
+    // The file holds the edit; the writes after its base are still to apply on top of it.
+    history.reset(merged.edit, merged.seq, merged.lines);
+    if (merged.latest) {
+      // The journal holds exactly those writes: a crash replays them on top of the edit.
+      if (this.disk.journal?.writes) this.compaction.schedule();
+      return;
+    }
+    // Some are in no journal any more (compacted into a version the edit replaced): into the file now.
+    if (await this.compaction.writeNow()) history.compacted(this.disk.seq);
+  }
+
+  /** The data as the file's entries (a one-entity resource as a list of one). */
+  private entries(): Map<string, Entity[]> {
+    const data = this.snapshot();
+    const entries = new Map<string, Entity[]>();
+    for (const [k, v] of Object.entries(data)) entries.set(k, Array.isArray(v) ? (v as Entity[]).slice() : [v as Entity]);
+    return entries;
   }
 }
 

@@ -1,6 +1,6 @@
 import { open, readFile, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
-import type { Entity } from '@resourcery/core';
+import { ServiceError, type Entity } from '@resourcery/core';
 import type { WriteBatch } from '@resourcery/core/storage';
 
 /**
@@ -25,7 +25,7 @@ export interface Change {
 }
 
 /** A group of writes, numbered. */
-interface WriteLine {
+export interface WriteLine {
   seq: number;
   w: Change[];
 }
@@ -116,7 +116,7 @@ function writesToReplay(lines: readonly JournalLine[], fileHash: string): { writ
  * deletes found no entity to change (an edit by hand changed or removed it: the edit wins).
  * An entity is found at its recorded position when it is still there unchanged, else by content.
  */
-function applyChange(entries: Map<string, Entity[]>, change: Change): number {
+export function applyChange(entries: Map<string, Entity[]>, change: Change): number {
   if (change.s) {
     entries.set(change.r, change.s.slice());
     return 0;
@@ -329,6 +329,17 @@ export class JournalFile {
   async linked(): Promise<boolean> {
     const [own, named] = await Promise.all([this.handle.stat(), stat(this.path).catch(() => null)]);
     return own.nlink > 0 && named !== null && named.ino === own.ino && named.dev === own.dev;
+  }
+
+  /** The error a write appended after the journal was removed answers with (the path is logged, not answered). */
+  removed(): ServiceError {
+    console.error(
+      `resourcery: ${this.path} was removed while the server ran (its directory deleted, or the file moved); the write was refused`,
+    );
+    return new ServiceError(
+      'Unknown',
+      "The data file's journal was removed while the server ran (was its directory deleted?); nothing was changed",
+    );
   }
 
   /** Deletes the journal (every write it held is in the data file). */
