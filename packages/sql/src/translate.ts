@@ -222,17 +222,13 @@ function objectStep(x: string, seg: Segment): string {
   return `coalesce(${[exact, ...seg.spellings.map((s) => `${x} -> ${s}`), guarded].join(', ')})`;
 }
 
-/** Length in UTF-16 code units, as JavaScript counts: characters beyond U+FFFF count twice. */
-function utf16Length(text: string): string {
-  return `CASE WHEN octet_length(${text}) = length(${text}) THEN length(${text}) ELSE 2 * length(${text}) - length(regexp_replace(${text}, '[\\U00010000-\\U0010FFFF]', '', 'g')) END`;
-}
-
 /** One Locator step from a jsonb value `x` (a column reference: it is read several times). */
 function step(x: string, seg: Segment, params: Params): string {
   const branches = [`WHEN 'object' THEN ${objectStep(x, seg)}`];
   if (seg.isLength) {
     branches.push(`WHEN 'array' THEN to_jsonb(jsonb_array_length(${x}))`);
-    branches.push(`WHEN 'string' THEN to_jsonb(${utf16Length(`(${x} #>> '{}')`)})`);
+    // Code points, as the core's Locator counts them (grammar/locator.ts codePoints).
+    branches.push(`WHEN 'string' THEN to_jsonb(length(${x} #>> '{}'))`);
   } else if (seg.index !== null) {
     branches.push(`WHEN 'array' THEN ${x} -> (${params.add(String(seg.index))})::int`);
   }

@@ -97,9 +97,28 @@ export class Locator {
       this.lastKey[i] = key;
       return record[key];
     }
-    if (typeof value === 'string' && this.lower[i] === 'length') return value.length;
+    if (typeof value === 'string' && this.lower[i] === 'length') return codePoints(value);
     return undefined;
   }
+}
+
+/**
+ * A string's `.Length`: its Unicode code points, as PostgreSQL's length() counts them
+ * (`"Turbo 🐢"` is 7; a combining mark is one of its own). A lone surrogate counts as one.
+ */
+export function codePoints(text: string): number {
+  let n = text.length;
+  for (let i = 0; i < text.length - 1; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const d = text.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        n--;
+        i++;
+      }
+    }
+  }
+  return n;
 }
 
 /** Case-insensitive own-key lookup; the exact spelling wins. */

@@ -147,7 +147,10 @@ const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 
 /** Reads a locator's value into `v`: plain property reads, `Locator.get` when they find nothing. */
 function readInto(v: string, locator: Locator, index: number): string {
-  const inline = locator.segments.every((s) => IDENTIFIER.test(s) && !(s in Object.prototype));
+  // `.length` of a string counts code points (Locator), not what JavaScript's `.length` gives.
+  const inline = locator.segments.every(
+    (s, i) => IDENTIFIER.test(s) && !(s in Object.prototype) && (i === 0 || s.toLowerCase() !== 'length'),
+  );
   if (!inline) return `const ${v} = L[${index}].get(e);`;
   let code = `let ${v} = e.${locator.segments[0]};`;
   for (const s of locator.segments.slice(1)) code += ` ${v} = ${v} != null ? ${v}.${s} : undefined;`;
