@@ -112,7 +112,11 @@ function addResources(
       key: settings.key ?? (singular ? undefined : inferKey(name)),
     };
     if (readOnly || settings.readOnly) definition.methods = READ;
-    else if (singular) definition.methods = SINGULAR;
+    else if (singular) {
+      definition.methods = SINGULAR;
+      // It always holds its one entity: it is updated, never inserted into or deleted from.
+      definition.events = ['Updated'];
+    }
     try {
       service.addResource(definition);
     } catch (e) {

@@ -233,14 +233,11 @@ export class Service {
     const resource = new Resource(definition, { events: this.options.events, ajv: this.ajv });
     if (this.etagSecret !== undefined) useEtagSecret(resource.storage, this.etagSecret);
     this.resources.add(resource);
-    if (resource.raisesEvents) {
-      for (const kind of ['Inserted', 'Updated', 'Deleted']) {
-        this.defineEvent(`${resource.name}.${kind}`, {
-          description: `Raised when ${resource.name} entities are ${kind.toLowerCase()}; the payload is those entities`,
-          schema: resource.schema,
-        });
-      }
-    }
+    for (const kind of resource.changeEvents)
+      this.defineEvent(`${resource.name}.${kind}`, {
+        description: `Raised when ${resource.name} entities are ${kind.toLowerCase()}; the payload is those entities`,
+        schema: resource.schema,
+      });
     return resource;
   }
 

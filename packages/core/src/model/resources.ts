@@ -17,6 +17,16 @@ import type { Storage } from '../storage/storage.js';
 
 export type ResourceKind = 'EntityResource' | 'EventResource';
 
+/** The change events an entity resource may raise: `<Name>.Inserted` and so on. */
+export type ChangeKind = 'Inserted' | 'Updated' | 'Deleted';
+
+/** The methods that can raise each change event (safepost is a POST that may update). */
+const RAISED_BY: Record<ChangeKind, readonly Method[]> = {
+  Inserted: ['POST', 'PUT'],
+  Updated: ['POST', 'PUT', 'PATCH'],
+  Deleted: ['DELETE'],
+};
+
 /** A named selection of a resource: `/Person-Adults`. Its conditions and meta-conditions come first. */
 export interface ViewDefinition {
   name: string;
@@ -57,8 +67,12 @@ export interface ResourceDefinition<T extends object = Entity, O extends object 
   /** Defaults to every method. */
   methods?: Method[];
   views?: ViewDefinition[];
-  /** Raise `<Name>.Inserted/Updated/Deleted` after changes (default: the service's `events` option). */
-  events?: boolean;
+  /**
+   * Raise `<Name>.Inserted/Updated/Deleted` after changes (default: the service's `events`
+   * option), or only the kinds listed (a one-entity resource: `['Updated']`). Either way
+   * only those its methods can cause are declared (no `.Deleted` without DELETE).
+   */
+  events?: boolean | readonly ChangeKind[];
   /** Turns each incoming entity (not yet validated) into the one to store; throw a ServiceError to refuse it. */
   beforeWrite?: (entity: Entity, change: WriteChange<T>) => T | Promise<T>;
   /** Shapes a stored entity for output (e.g. to hide a secret). */
@@ -102,6 +116,8 @@ export class Resource {
   readonly storage: Storage;
   readonly schema?: JsonSchema;
   readonly raisesEvents: boolean;
+  /** The change events it declares and raises (docs/events.md). */
+  readonly changeEvents: readonly ChangeKind[];
   readonly views: readonly View[];
   /** The app's definition, over plain entities (as the service runs every resource). */
   readonly definition: ResourceDefinition<Entity, Entity>;
@@ -126,7 +142,10 @@ export class Resource {
     this.schema = jsonSchemaOf(definition.schema);
     if (definition.indexes?.length) this.storage.useIndexes?.(resolveIndexes(definition.indexes, definition.name, this.schema));
     if (this.key !== null) this.storage.declareKey?.(this.key);
-    this.raisesEvents = definition.events ?? options.events;
+    const events = definition.events ?? options.events;
+    const kinds: readonly ChangeKind[] = Array.isArray(events) ? events : events ? ['Inserted', 'Updated', 'Deleted'] : [];
+    this.changeEvents = kinds.filter((k) => RAISED_BY[k].some((m) => this.methods.includes(m)));
+    this.raisesEvents = this.changeEvents.length > 0;
     this.validator = validatorOf(this.name, definition.schema, options.ajv);
     this.hooks = this.definition.hooks ?? {};
     this.rowRules = new RowRules(this.name, definition.rules?.rows, this.schema);

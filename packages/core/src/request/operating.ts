@@ -2,7 +2,7 @@ import { checkNesting } from '../util/nesting.js';
 import type { Negotiated } from '../content-types/protocols.js';
 import { ServiceError } from '../errors.js';
 import type { Caller } from '../model/caller.js';
-import type { Resource } from '../model/resources.js';
+import type { ChangeKind, Resource } from '../model/resources.js';
 import type { RowRule } from '../model/rules.js';
 import type { OperationContext } from '../operations/context.js';
 import { readSource } from '../outgoing/source-destination.js';
@@ -81,8 +81,8 @@ async function readEntities(host: PipelineHost, ctx: RequestContext): Promise<En
   return contentType.read!(body, { params });
 }
 
-async function changed(host: PipelineHost, resource: Resource, kind: string, entities: Entity[], ctx: RequestContext): Promise<void> {
-  if (resource.raisesEvents && entities.length > 0)
+async function changed(host: PipelineHost, resource: Resource, kind: ChangeKind, entities: Entity[], ctx: RequestContext): Promise<void> {
+  if (resource.changeEvents.includes(kind) && entities.length > 0)
     await host.events.raise(
       `${resource.name}.${kind}`,
       entities.map((e) => resource.output(e)),
