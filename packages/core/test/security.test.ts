@@ -164,3 +164,113 @@ describe('macro poisoning: a macro cannot send its callers’ data elsewhere or 
     expect((await as('ann', service, 'GET', '/Shop.Drop')).status).toBe(204);
   });
 });
+
+describe('webhook credential borrowing: a webhook acts with the rights of whoever saved it last', () => {
+  const HOOKS = '/Service.Admin.Webhook';
+
+  function keyed() {
+    const hooks = new MemoryStorage();
+    const service = createService({
+      apiKeys: [{ key: 'root' }, { key: 'hooker', allow: [{ resources: ['Service.Admin.Webhook', 'Public'] }] }],
+      adminStorage: (name) => (name === 'Service.Admin.Webhook' ? hooks : undefined),
+    });
+    for (const name of ['Public', 'Secret', 'Archive']) service.addResource({ name });
+    const as = (key: string, method: string, uri: string, body?: unknown) =>
+      call(service, method, uri, { headers: { ...RAW, authorization: `apikey ${key}` }, body });
+    const stored = () =>
+      hooks.all()[0] as { Headers: Record<string, string>; CustomPayloadRequest: { Headers: Record<string, string> } | null };
+    return { service, as, stored };
+  }
+
+  async function rootsWebhook(s: ReturnType<typeof keyed>, extra: object = {}) {
+    const made = await s.as('root', 'POST', HOOKS, {
+      EventSelector: '/Public.Inserted',
+      Destination: 'https://receiver.example/hook',
+      Headers: { Authorization: 'apikey root', 'X-Trace': 'a' },
+      ...extra,
+    });
+    expect(made.status).toBe(201);
+    return made.json[0].Id as string;
+  }
+
+  test('a new Destination drops the stored Authorization: the attacker never receives the key', async () => {
+    const s = keyed();
+    const id = await rootsWebhook(s);
+    const r = await s.as('hooker', 'PATCH', `${HOOKS}/Id=${id}`, { Destination: 'https://attacker.example/steal' });
+    expect(r.status).toBe(200);
+    expect(s.stored().Headers).toEqual({ 'X-Trace': 'a' });
+  });
+
+  test('the masked value sent back with a new Destination does not keep it either; a credential given again is kept', async () => {
+    const s = keyed();
+    const id = await rootsWebhook(s);
+    await s.as('hooker', 'PATCH', `${HOOKS}/Id=${id}`, { Destination: 'https://attacker.example/a', Headers: { Authorization: '*****' } });
+    expect(s.stored().Headers).toEqual({});
+    await s.as('hooker', 'PATCH', `${HOOKS}/Id=${id}`, { Destination: 'https://b.example/a', Headers: { Authorization: 'apikey hooker' } });
+    expect(s.stored().Headers).toEqual({ Authorization: 'apikey hooker' });
+    // Same target: the masked value sent back keeps the stored credential, as before.
+    await s.as('hooker', 'PATCH', `${HOOKS}/Id=${id}`, { Label: 'x', Headers: { Authorization: '*****' } });
+    expect(s.stored().Headers).toEqual({ Authorization: 'apikey hooker' });
+  });
+
+  test('a new Method or custom payload request drops it too', async () => {
+    const s = keyed();
+    const id = await rootsWebhook(s, { CustomPayloadRequest: { URI: '/Public', Headers: { Authorization: 'apikey root' } } });
+    await s.as('hooker', 'PATCH', `${HOOKS}/Id=${id}`, { Method: 'PUT' });
+    expect(s.stored().Headers).toEqual({ 'X-Trace': 'a' });
+    expect(s.stored().CustomPayloadRequest!.Headers).toEqual({});
+  });
+
+  test.each([
+    ['a local Destination it may not write', { Destination: '/Secret', Method: 'POST' }],
+    ['a custom payload from a resource it may not read', { CustomPayloadRequest: { URI: '/Secret' } }],
+    ['events of a resource it may not read', { EventSelector: '/Secret.Inserted' }],
+  ])('a save that names %s is 403', async (_what, patch) => {
+    const s = keyed();
+    const id = await rootsWebhook(s);
+    const r = await s.as('hooker', 'PATCH', `${HOOKS}/Id=${id}`, patch);
+    expect([r.status, r.json.ErrorCode]).toEqual([403, 'Forbidden']);
+    expect(s.stored().Headers.Authorization).toBe('apikey root');
+  });
+
+  test("even a label change is 403 when the webhook writes where the saver may not (it would become the saver's)", async () => {
+    const s = keyed();
+    const made = await s.as('root', 'POST', HOOKS, { EventSelector: '/Public.Inserted', Destination: '/Archive' });
+    const r = await s.as('hooker', 'PATCH', `${HOOKS}/Id=${made.json[0].Id}`, { Label: 'mine' });
+    expect(r.status).toBe(403);
+  });
+
+  test.each(['Source', 'Destination'])('a %s header in Headers or the custom payload request is refused (400)', async (name) => {
+    const s = keyed();
+    const base = { EventSelector: '/Public.Inserted', Destination: '/Public' };
+    const inHeaders = await s.as('root', 'POST', HOOKS, { ...base, Headers: { [name]: 'GET /Secret' } });
+    expect(inHeaders.status).toBe(400);
+    const inRequest = await s.as('root', 'POST', HOOKS, {
+      ...base,
+      CustomPayloadRequest: { URI: '/Public', Headers: { [name]: 'PUT /Public' } },
+    });
+    expect(inRequest.status).toBe(400);
+  });
+
+  test('in-app: a session header goes no further than where its owner sent it, and the saver needs rights on the target', async () => {
+    const hooks = new MemoryStorage();
+    const service = createService({
+      authenticate: (request) => ({ id: SESSIONS[request.headers['x-session'] ?? ''] ?? 'nobody' }),
+      admin: { resources: { 'Service.Admin.Webhook': { allow: () => true } } },
+      adminStorage: (name) => (name === 'Service.Admin.Webhook' ? hooks : undefined),
+    });
+    service.addResource({ name: 'Shop.Order' });
+    service.addResource({ name: 'Shop.Ledger', rules: { allow: (caller) => caller.principal.id === 'root' } });
+    const made = await as('root', service, 'POST', HOOKS, {
+      EventSelector: '/Shop.Order.Inserted',
+      Destination: 'https://root.example/hook',
+      Headers: { 'X-Session': 's-root' },
+    });
+    const id = made.json[0].Id;
+    expect(made.json[0].Headers).toEqual({ 'X-Session': '*****' });
+    expect((await as('ann', service, 'PATCH', `${HOOKS}/Id=${id}`, { Destination: '/Shop.Ledger' })).status).toBe(403);
+    expect((await as('ann', service, 'PATCH', `${HOOKS}/Id=${id}`, { CustomPayloadRequest: { URI: '/Shop.Ledger' } })).status).toBe(403);
+    expect((await as('ann', service, 'PATCH', `${HOOKS}/Id=${id}`, { Destination: 'https://ann.example/x' })).status).toBe(200);
+    expect((hooks.all()[0] as { Headers: object }).Headers).toEqual({});
+  });
+});

@@ -2,6 +2,7 @@ import { AdminCache } from '../storage/admin-cache.js';
 import { isEntityBody, isStringRecord } from '../content-types/json.js';
 import { ServiceError } from '../errors.js';
 import { parseUri, type Condition, type MetaEntry, type ParsedUri } from '../grammar/parse.js';
+import { isSecretHeader } from '../model/redaction.js';
 import { Lru } from '../util/lru.js';
 import type { Protocols } from '../content-types/protocols.js';
 import type { Entity } from '../query/conditions.js';
@@ -280,15 +281,13 @@ const REDIRECTING = new Map([
   ['x-real-ip', 'it names who the request is from'],
   ['origin', 'it names who the request is from'],
 ]);
-/** Names that carry credentials or sessions, in any spelling (X-Auth-Token, X-Session, Private-Key). */
-const CREDENTIAL_NAME = /token|secret|session|passw|key|auth|cookie|credential/i;
 
 /** Why a macro may not set this header (lower-case name); undefined when it may. */
 function refusedHeader(name: string): string | undefined {
   const redirecting = REDIRECTING.get(name);
   if (redirecting !== undefined) return redirecting;
   if (name.startsWith('x-forwarded-')) return 'it names who the request is from';
-  if (CREDENTIAL_NAME.test(name)) return 'each call brings its own credentials';
+  if (isSecretHeader(name)) return 'each call brings its own credentials';
   return undefined;
 }
 

@@ -8,9 +8,16 @@ import { decodeLoose } from '../util/uri-decode.js';
 /** What a secret value is replaced by. */
 const REDACTED = '*****';
 
-/** Whether a header (its name in lower case) carries a credential. */
+/** Header names that carry credentials or sessions (docs/security.md). */
+const CREDENTIAL_NAME = /token|secret|session|passw|key|auth|cookie|credential/i;
+
+/**
+ * Whether a header (its name in lower case) carries a credential, for redaction:
+ * Authorization, Cookie and any name holding token, secret, session, passw, key, auth or
+ * credential (X-Auth-Token, X-Session, X-Api-Key).
+ */
 export function isSecretHeader(name: string): boolean {
-  return name === 'authorization' || name === 'cookie' || name === 'proxy-authorization' || name === 'x-api-key';
+  return CREDENTIAL_NAME.test(name);
 }
 
 /**

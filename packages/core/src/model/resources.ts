@@ -45,6 +45,8 @@ export interface WriteChange<T extends object = Entity> {
   authorize(resource: string, method: string): void;
   /** Who is writing. */
   caller: Caller;
+  /** The properties this request gave, before they were merged into the stored entity (an update's patch). */
+  sent?: Entity;
 }
 
 /**

@@ -14,7 +14,7 @@ import { checkRow } from '../model/rules.js';
 import { keyValues, SELECT_ALL, targetOf } from '../storage/storage.js';
 import { checkNoneMatch, checkVersions, entityVersion } from '../storage/version.js';
 
-async function prepare(op: OperationContext, entity: Entity, existing?: Entity): Promise<Entity> {
+async function prepare(op: OperationContext, entity: Entity, existing?: Entity, sent: Entity = entity): Promise<Entity> {
   const { resource, caller } = op;
   const { beforeInsert, beforeUpdate } = resource.hooks;
   if (existing === undefined && beforeInsert) entity = (await beforeInsert(entity, caller)) ?? entity;
@@ -22,7 +22,7 @@ async function prepare(op: OperationContext, entity: Entity, existing?: Entity):
   const before = resource.definition.beforeWrite;
   // A Standard Schema validator's output (defaults filled, unknown keys dropped) is what is stored.
   const value = await resource.validate(
-    before ? await before(entity, { operation: existing ? 'update' : 'insert', existing, authorize: op.authorize, caller }) : entity,
+    before ? await before(entity, { operation: existing ? 'update' : 'insert', existing, authorize: op.authorize, caller, sent }) : entity,
   );
   // A caller cannot write a row into (or move one out to) rows it may not see.
   checkRow(op.rows, resource.output(value), resource.name);
@@ -57,7 +57,7 @@ async function insert(op: OperationContext, entities: Entity[]): Promise<Result>
 async function update(op: OperationContext, pairs: Array<{ target: Entity; patch: Entity }>): Promise<Entity[]> {
   const { resource } = op;
   const updates: Array<{ target: Entity; value: Entity }> = [];
-  for (const { target, patch } of pairs) updates.push({ target, value: await prepare(op, merge(target, patch), target) });
+  for (const { target, patch } of pairs) updates.push({ target, value: await prepare(op, merge(target, patch), target, patch) });
   if (updates.length === 0) return [];
   await checkChangedKeys(resource, updates);
   await resource.storage.write({
@@ -221,7 +221,7 @@ async function safepost(op: OperationContext, entities: Entity[]): Promise<Resul
     if (found.length === 1) {
       const target = found[0];
       if (!updates.has(target)) written.push(() => updates.get(target)!);
-      updates.set(target, await prepare(op, merge(updates.get(target) ?? target, e), target));
+      updates.set(target, await prepare(op, merge(updates.get(target) ?? target, e), target, e));
     } else {
       const i = added.push({ ...e }) - 1;
       insertAt.set(k, i);

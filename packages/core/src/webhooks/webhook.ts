@@ -154,6 +154,9 @@ const SET_BY_SERVICE = new Set([
   'webhook-signature',
 ]);
 
+/** Headers that would make a local delivery or custom payload read or send elsewhere (docs/security.md#webhooks). */
+const REDIRECTING = new Set(['source', 'destination']);
+
 function headersOf(value: unknown, property: string): Record<string, string> {
   if (value === undefined || value === null) return {};
   if (typeof value !== 'object' || Array.isArray(value))
@@ -162,6 +165,8 @@ function headersOf(value: unknown, property: string): Record<string, string> {
   for (const [name, v] of Object.entries(value)) {
     if (!TOKEN.test(name)) invalid(property, `'${name}' in ${property} is not a valid header name`);
     if (SET_BY_SERVICE.has(name.toLowerCase())) invalid(property, `${property} may not set '${name}': the service sets it`);
+    if (REDIRECTING.has(name.toLowerCase()))
+      invalid(property, `${property} may not set '${name}': a webhook sends to its Destination only, with its own payload`);
     if (typeof v !== 'string') invalid(property, `The value of '${name}' in ${property} must be a string`);
     if (/[\r\n\0]/.test(v)) invalid(property, `The value of '${name}' in ${property} may not hold line breaks`);
     headers[name] = v;
@@ -277,6 +282,8 @@ export interface WebhookAuthor {
   /** 403 when the author may not use the method on the resource. */
   authorize(resource: string, method: string): void;
   caller: Caller;
+  /** The properties the saving request gave (an update's patch), before the merge with the stored webhook. */
+  sent?: Entity;
 }
 
 /** Validation on save (beforeWrite); returns the entity to store. */
@@ -286,7 +293,12 @@ export function toStoredWebhook(catalog: WebhookCatalog, input: Entity, existing
   const method = f.Method ?? 'POST';
   if (typeof method !== 'string' || !(METHODS as readonly string[]).includes(method.toUpperCase()))
     invalid('Method', `Method must be one of ${METHODS.join(', ')}`);
-  const headers = unmask(headersOf(f.Headers, 'Headers'), existing?.Headers);
+  const destination = destinationOf(catalog, f.Destination);
+  const given = customPayloadRequestOf(catalog, f.CustomPayloadRequest);
+  // A stored credential goes only where it went when it was given (docs/security.md#webhooks).
+  const redirected = existing !== undefined && redirects(existing, method.toUpperCase(), destination, given);
+  const sent = author?.sent === undefined ? undefined : canonicalFields(author.sent, PROPERTIES, 'Webhook');
+  const headers = keptCredentials(headersOf(f.Headers, 'Headers'), existing?.Headers, redirected, sent);
   const contentType = Object.entries(headers).find(([name]) => name.toLowerCase() === 'content-type')?.[1];
   if (contentType !== undefined) {
     try {
@@ -299,6 +311,11 @@ export function toStoredWebhook(catalog: WebhookCatalog, input: Entity, existing
   // A webhook never borrows rights (docs/api-keys.md): it delivers what its author may read.
   const source = eventSource(catalog, compiled.event);
   author?.authorize(source, 'GET');
+  if (author !== undefined) {
+    // The author's rights on what the webhook writes and reads locally, as a direct request would need.
+    if (!isAbsolute(destination)) authorizeLocal(catalog, author, destination, method.toUpperCase());
+    if (given !== null) authorizeLocal(catalog, author, given.URI, 'GET');
+  }
   const rows = author ? authorRows(catalog, source, author.caller) : null;
   const selector = compiled.text;
   return {
@@ -306,11 +323,14 @@ export function toStoredWebhook(catalog: WebhookCatalog, input: Entity, existing
     Id: typeof existing?.Id === 'string' ? existing.Id : randomUUID(),
     Label: f.Label ?? null,
     Method: method.toUpperCase() as Method,
-    Destination: destinationOf(catalog, f.Destination),
+    Destination: destination,
     EventSelector: selector,
     Headers: headers,
     IsPaused: booleanOf(f.IsPaused, 'IsPaused', false),
-    CustomPayloadRequest: unmaskRequest(customPayloadRequestOf(catalog, f.CustomPayloadRequest), existing?.CustomPayloadRequest),
+    CustomPayloadRequest: given && {
+      ...given,
+      Headers: keptCredentials(given.Headers, existing?.CustomPayloadRequest?.Headers, redirected, sentRequest(sent)),
+    },
     Secret: secretOf(f.Secret),
     // Set by the service on every save, whatever the input says (like Id).
     Rows: rows,
@@ -379,8 +399,55 @@ function unmask(headers: Record<string, string>, stored: Record<string, string> 
   return out;
 }
 
-function unmaskRequest(request: CustomPayloadRequest | null, stored: CustomPayloadRequest | null | undefined): CustomPayloadRequest | null {
-  return request && stored ? { ...request, Headers: unmask(request.Headers, stored.Headers) } : request;
+/**
+ * The headers to store. Unchanged target: a masked credential sent back keeps the stored
+ * one. Changed target (`redirected`): a stored credential is dropped unless this request
+ * gives it again in clear; a masked one, or one carried over from storage, is not kept.
+ */
+function keptCredentials(
+  headers: Record<string, string>,
+  stored: Record<string, string> | undefined,
+  redirected: boolean,
+  sent: Record<string, unknown> | undefined,
+): Record<string, string> {
+  if (!redirected) return unmask(headers, stored);
+  // Headers this request did not give are the stored ones, merged in: none of their credentials is kept.
+  const given = sent !== undefined && sent.Headers !== undefined && sent.Headers !== null;
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (isSecretHeader(name.toLowerCase()) && (!given || value === MASK)) continue;
+    out[name] = value;
+  }
+  return out;
+}
+
+/** The custom payload request this save gave, its property names canonical; undefined when it gave none. */
+function sentRequest(sent: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  const request = sent?.CustomPayloadRequest;
+  if (request === undefined || request === null || typeof request !== 'object' || Array.isArray(request)) return undefined;
+  try {
+    return canonicalFields(request as Entity, REQUEST_PROPERTIES, 'CustomPayloadRequest');
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether a save sends the webhook's data, or reads its payload, elsewhere than the stored webhook did. */
+function redirects(existing: Webhook, method: string, destination: string, request: CustomPayloadRequest | null): boolean {
+  if (existing.Destination !== destination || existing.Method !== method) return true;
+  const before = existing.CustomPayloadRequest;
+  if ((before === null) !== (request === null)) return true;
+  return (
+    before !== null && request !== null && (before.URI !== request.URI || JSON.stringify(before.Body) !== JSON.stringify(request.Body))
+  );
+}
+
+/** 403 when the author may not use `method` on the resource a local URI names (a macro is checked when it runs). */
+function authorizeLocal(catalog: WebhookCatalog, author: WebhookAuthor, uri: string, method: string): void {
+  const parsed = parseUri(uri);
+  if (parsed.macro || parsed.error) return;
+  // checkLocalUri has resolved it on this save: an unknown resource was refused there.
+  author.authorize(catalog.resources.resolve(parsed.resource === '' ? 'Service.AvailableResource' : parsed.resource).name, method);
 }
 
 /** The resource whose data an event carries: `Person` for `Person.Inserted`, else the event itself. */
