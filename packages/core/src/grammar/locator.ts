@@ -106,7 +106,7 @@ export class Locator {
  * A string's `.Length`: its Unicode code points, as PostgreSQL's length() counts them
  * (`"Turbo 🐢"` is 7; a combining mark is one of its own). A lone surrogate counts as one.
  */
-export function codePoints(text: string): number {
+function codePoints(text: string): number {
   let n = text.length;
   for (let i = 0; i < text.length - 1; i++) {
     const c = text.charCodeAt(i);
