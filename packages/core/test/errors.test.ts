@@ -444,3 +444,17 @@ describe('every ErrorCode maps to the status DESIGN 5 documents', () => {
     },
   );
 });
+
+describe('every ErrorInfo link finds its record', () => {
+  // An id of digits alone (a random hex prefix without letters, about 1 service in 16)
+  // was an unquoted number in `id=<id>`, which never equals the stored string id.
+  test('across many services, each with its own random id prefix', async () => {
+    for (let i = 0; i < 60; i++) {
+      const service = createService();
+      const failed = await call(service, 'GET', '/NoSuchThing');
+      expect(failed.status).toBe(404);
+      const record = await recordOf(service, failed.headers.errorinfo as string);
+      expect(record.ErrorCode).toBe('UnknownResource');
+    }
+  });
+});

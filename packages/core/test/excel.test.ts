@@ -92,7 +92,7 @@ describe('Excel output: one sheet, a header row of property names in first-seen 
   });
 
   test('strings are text cells, numbers numbers, booleans booleans, nested values JSON text', async () => {
-    const [sheet] = await readSheets((await getExcel(shop(), '/Book/Isbn=02139')).bytes);
+    const [sheet] = await readSheets((await getExcel(shop(), "/Book/Isbn='02139'")).bytes);
     expect(sheet.rows[0]).toEqual(['Isbn', 'Title', 'Pages', 'InPrint', 'Authors', 'Publisher']);
     expect(sheet.rows[1]).toEqual(['02139', { richText: [{ text: '' }] }, 0.5, true, '[]', '{}']);
     expect(sheet.types[1]).toEqual([3, 8, 2, 9, 3, 3]);
@@ -236,7 +236,7 @@ describe('reading takes the first sheet; row 1 names the properties, every later
   test('PUT and PATCH read Excel too', async () => {
     const service = shop();
     const headers = { 'content-type': 'excel', accept: 'json;raw=true' };
-    const patch = await send(service, 'PATCH', '/Book/Isbn=02139', headers, await workbookOf({ S: [['Title'], ['Untitled']] }));
+    const patch = await send(service, 'PATCH', "/Book/Isbn='02139'", headers, await workbookOf({ S: [['Title'], ['Untitled']] }));
     expect(patch.json).toEqual([{ ...BOOKS[2], Title: 'Untitled' }]);
     const put = await send(
       service,

@@ -47,7 +47,12 @@ export class ErrorRecords {
   private stored = 0;
   private counter = 0;
   private trimming: Promise<void> = Promise.resolve();
-  private readonly prefix = randomBytes(3).toString('hex');
+  /**
+   * Starts with a letter: an id of digits alone (`123456` + `7`) would be an unquoted number
+   * in `id=<id>`, which never equals a string value (docs/uri.md), so the ErrorInfo link
+   * would find nothing.
+   */
+  private readonly prefix = `r${randomBytes(3).toString('hex')}`;
 
   constructor(
     private readonly storage: Storage,
