@@ -1,3 +1,4 @@
+import { Lru } from '../util/lru.js';
 import type { Entity } from './conditions.js';
 
 /** Counts the characters scanned (scan.ts ScanMeter), taken by its shape so the query modules import no cycle. */
@@ -27,6 +28,17 @@ for (let c = 0xd800; c <= 0xdfff; c++) ESCAPE_TAILS.push(`u${c.toString(16)}`);
  * prefix leaves the shortest rest, which every other rest ends with.
  */
 function escapedRest(needle: string): string | null {
+  // Comparing against every tail costs about 0.1 ms: once per needle, not per request.
+  const known = restCache.get(needle);
+  if (known !== undefined) return known;
+  const rest = escapedRestOf(needle);
+  restCache.set(needle, rest);
+  return rest;
+}
+
+const restCache = new Lru<string, string | null>(500);
+
+function escapedRestOf(needle: string): string | null {
   // Within one tail (`u` in `\u001f`): any string with an escape may hold it.
   if (needle.length <= 5 && ESCAPE_TAILS.some((t) => t.includes(needle))) return '';
   let longest = 0;
