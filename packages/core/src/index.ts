@@ -4,6 +4,7 @@
  */
 export { createService, Service, type ServiceOptions } from './service.js';
 export type { AdminOptions } from './admin/access.js';
+export type { RedactionOptions } from './model/redaction.js';
 export type { ErrorInfo } from './request/host.js';
 export type { Caller, CallerRequest, Authenticate, HandleOptions, FetchOptions } from './model/caller.js';
 export type { ResourceRules } from './model/rules.js';

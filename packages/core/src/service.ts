@@ -5,6 +5,7 @@ import { ruleMethod, runAuthenticate, type Authenticate, type Caller, type Fetch
 import type { ProtocolProvider } from './content-types/content-type.js';
 import { DEFAULT_MAX_ENTITIES, DEFAULT_MAX_NESTING, MAX_NESTING_LIMIT } from './util/nesting.js';
 import { ERROR_RESOURCE, ErrorRecords, type ErrorRecord } from './admin/error-records.js';
+import { Redaction, type RedactionOptions } from './model/redaction.js';
 import { adminRules, checkAdminOptions, defaultPrincipalName, type AdminOptions } from './admin/access.js';
 import { ServiceError } from './errors.js';
 import { Events, type EventDefinition, type EventPayload } from './webhooks/events.js';
@@ -38,6 +39,12 @@ export interface ServiceOptions {
    * With `authenticate` they are closed until rules here open them (docs/security.md).
    */
   admin?: AdminOptions;
+  /**
+   * More header and body-property names (or patterns) whose values Error records replace by
+   * *****, beside the default credential-like ones and the headers `authenticate` reads
+   * (docs/security.md#redaction).
+   */
+  redact?: RedactionOptions;
   /** API keys (the built-in authenticator); none, and no `authenticate`, means the service is open. */
   apiKeys?: ApiKeyConfig[];
   /** Who is calling: a principal from the request and the app's context, or a throw (401). Replaces `apiKeys`. */
@@ -109,6 +116,8 @@ export class Service {
   readonly protocols = new Protocols();
   readonly events = new Events();
   private readonly authenticator?: Authenticate;
+  /** What Error records redact; it learns the headers the app's authenticate reads. */
+  private readonly redaction: Redaction;
   readonly errors: ErrorRecords;
   readonly macros: Macros;
   readonly webhooks: Webhooks;
@@ -172,7 +181,13 @@ export class Service {
     });
     const errorStorage = this.adminStorage(ERROR_RESOURCE);
     checkAdminOptions(options.admin);
-    this.errors = new ErrorRecords(errorStorage, this.options.maxErrorRecords, options.admin?.principalName ?? defaultPrincipalName);
+    this.redaction = new Redaction(options.redact);
+    this.errors = new ErrorRecords(
+      errorStorage,
+      this.options.maxErrorRecords,
+      options.admin?.principalName ?? defaultPrincipalName,
+      this.redaction,
+    );
     this.addBuiltIn<ErrorRecord>({
       name: ERROR_RESOURCE,
       description: 'Records of failed requests',
@@ -304,7 +319,20 @@ export class Service {
   /** The caller's principal (undefined when the service has no authentication); throws 401. */
   authenticate(ctx: RequestContext): unknown {
     if (this.authenticator === undefined) return undefined;
-    return runAuthenticate(this.authenticator, { method: ctx.method, uri: ctx.uri, headers: ctx.clientHeaders }, ctx.context);
+    // The headers the app's own authenticate reads carry who the caller is: Error records redact them.
+    const headers = this.options.authenticate === undefined ? ctx.clientHeaders : this.watched(ctx.clientHeaders);
+    return runAuthenticate(this.authenticator, { method: ctx.method, uri: ctx.uri, headers }, ctx.context);
+  }
+
+  /** Headers whose reads by name are learned by the redaction. */
+  private watched(headers: Readonly<Record<string, string>>): Readonly<Record<string, string>> {
+    const redaction = this.redaction;
+    return new Proxy(headers, {
+      get(target, name, receiver) {
+        if (typeof name === 'string') redaction.learn(name.toLowerCase());
+        return Reflect.get(target, name, receiver) as unknown;
+      },
+    });
   }
 
   /**

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { redactBody, redactUri, renderHeaders } from '../model/redaction.js';
+import type { Redaction } from '../model/redaction.js';
 import { ServiceError } from '../errors.js';
 import type { Resource } from '../model/resources.js';
 import type { Entity } from '../query/conditions.js';
@@ -58,6 +58,7 @@ export class ErrorRecords {
     private readonly storage: Storage,
     private readonly max: number,
     private readonly principalName: (principal: unknown) => string | null | undefined,
+    private readonly redaction: Redaction,
   ) {}
 
   async record(ctx: FailedRequest, error: ServiceError): Promise<string> {
@@ -71,9 +72,9 @@ export class ErrorRecords {
       ErrorCode: error.code,
       StackTrace: error.stack ?? '',
       Message: error.message,
-      Uri: redactUri(ctx.basePath + ctx.uri),
-      Headers: renderHeaders(ctx.clientHeaders),
-      Body: truncate(redactBody(await ctx.bodyTextForRecord(), ctx.clientHeaders['content-type']), MAX_BODY_TEXT),
+      Uri: this.redaction.uri(ctx.basePath + ctx.uri),
+      Headers: this.redaction.headers(ctx.clientHeaders),
+      Body: this.redaction.body(await ctx.bodyTextForRecord(), ctx.clientHeaders['content-type']),
       Principal: this.nameOf(ctx.principal),
     };
     await this.storage.write({ insert: [entity] });
@@ -116,11 +117,4 @@ export class ErrorRecords {
     await this.storage.write({ delete: oldest.slice(0, excess).map((e) => targetOf(this.storage, e)) });
     this.stored -= Math.min(excess, oldest.length);
   }
-}
-
-/** How much of a failed request's body a record keeps. */
-const MAX_BODY_TEXT = 16384;
-
-function truncate(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max)}... (${text.length} characters)` : text;
 }

@@ -1,112 +1,207 @@
-import { MAX_NESTING_LIMIT, nestsDeeperThan } from '../util/nesting.js';
-import { decodeLoose } from '../util/uri-decode.js';
+/**
+ * Which values Error records replace by ***** (docs/security.md#redaction): headers,
+ * JSON body properties at any depth, form fields, URI conditions and query parameters
+ * whose names look like credentials, plus those the app names and the headers its
+ * `authenticate` reads.
+ */
+export interface RedactionOptions {
+  /** More header names (any case) or patterns, beside the default ones. */
+  headers?: ReadonlyArray<string | RegExp>;
+  /** More body-property, form-field and URI-condition names (any case) or patterns. */
+  properties?: ReadonlyArray<string | RegExp>;
+}
 
-// Secrets kept out of what the service shows or stores about a request: Error records
-// (admin/error-records.ts), a webhook's shown headers, Source and Destination errors.
-// One module, so a new kind of secret is taught to every place at once (docs/errors.md).
+/** Names that carry credentials or sessions: X-Auth-Token, X-Session, private_key, sessionId, client_secret. */
+export const CREDENTIAL_NAME = /token|secret|session|passw|key|auth|cookie|credential/i;
+/** URI parameters that carry a signature of a signed URL. */
+const SIGNATURE = /^(sig|signature)$/i;
+export const MASK = '*****';
 
-/** What a secret value is replaced by. */
-const REDACTED = '*****';
+/** Whether a name looks like a credential by the default patterns. */
+export function isCredentialName(name: string): boolean {
+  return CREDENTIAL_NAME.test(name);
+}
 
-/** Header names that carry credentials or sessions (docs/security.md). */
-const CREDENTIAL_NAME = /token|secret|session|passw|key|auth|cookie|credential/i;
+const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
+/** `[Name: value]`, as Source and Destination headers write their own headers. */
+const BRACKETED = new RegExp(`\\[\\s*(${TOKEN})(\\s*:\\s*)([^\\]]*)\\]`, 'g');
+/** `Name: value` up to the next `Name:` or the end. */
+const PLAIN = new RegExp(`(^|\\s)(${TOKEN})(:\\s+)(.*?)(?=\\s${TOKEN}:\\s|$)`, 'gs');
+
+type Matcher = (name: string) => boolean;
+
+function matcher(list: ReadonlyArray<string | RegExp> | undefined): Matcher | null {
+  if (list === undefined || list.length === 0) return null;
+  const names = new Set(list.filter((p): p is string => typeof p === 'string').map((p) => p.toLowerCase()));
+  const patterns = list.filter((p): p is RegExp => p instanceof RegExp);
+  return (name) => names.has(name.toLowerCase()) || patterns.some((p) => p.test(name));
+}
+
+/** The deepest JSON walked: the largest maxNestingDepth a service takes (content-types/nesting.ts). */
+const DEEPEST = 1000;
+
+/** How much of a failed request's body a record keeps. */
+const MAX_BODY_TEXT = 16384;
+
+export class Redaction {
+  private readonly extraHeaders: Matcher | null;
+  private readonly extraProperties: Matcher | null;
+  /** Header names the app's `authenticate` read: they carry who the caller is. */
+  private readonly learned = new Set<string>();
+
+  constructor(options: RedactionOptions = {}) {
+    for (const list of [options.headers, options.properties])
+      for (const p of list ?? [])
+        if (typeof p !== 'string' && !(p instanceof RegExp))
+          throw new Error('redact lists hold header or property names and regular expressions');
+    this.extraHeaders = matcher(options.headers);
+    this.extraProperties = matcher(options.properties);
+  }
+
+  /** Remembers a header the app's authenticate read (lower-case). */
+  learn(name: string): void {
+    if (!this.learned.has(name) && this.learned.size < 64) this.learned.add(name);
+  }
+
+  /** Whether a header's value is replaced (lower-case name). */
+  header(name: string): boolean {
+    return isCredentialName(name) || this.learned.has(name) || (this.extraHeaders?.(name) ?? false);
+  }
+
+  /** Whether a body property's, form field's or URI condition's value is replaced. */
+  property(name: string): boolean {
+    return isCredentialName(name) || (this.extraProperties?.(name) ?? false);
+  }
+
+  /** `<name>: <value>` joined with ` | `, credentials replaced; inline ones (`[Authorization: k]` in Source) too. */
+  headers(headers: Readonly<Record<string, string>>): string {
+    return Object.entries(headers)
+      .map(
+        ([name, value]) =>
+          `${name}: ${this.header(name) ? MASK : name === 'source' || name === 'destination' ? this.inline(value) : value}`,
+      )
+      .join(' | ');
+  }
+
+  /** Header values written inline (`[X-Auth-Token: t]`, or plain `Authorization: apikey k`) replaced. */
+  inline(text: string): string {
+    const bracketed = text.replace(BRACKETED, (m, name: string, sep: string) =>
+      this.header(name.toLowerCase()) ? `[${name}${sep}${MASK}]` : m,
+    );
+    return bracketed.replace(PLAIN, (m, before: string, name: string, sep: string) =>
+      this.header(name.toLowerCase()) ? `${before}${name}${sep}${MASK}` : m,
+    );
+  }
+
+  /**
+   * The body with the values of credential-like properties replaced: at any depth of a
+   * JSON body, and in a form-encoded body; then cut to MAX_BODY_TEXT. Redacted before the
+   * cut, so a long body cannot hide a secret past it.
+   */
+  body(text: string, contentType = ''): string {
+    return truncate(this.bodyText(text, contentType), MAX_BODY_TEXT);
+  }
+
+  private bodyText(text: string, contentType: string): string {
+    if (text === '') return text;
+    if (/^\s*[[{]/.test(text)) return this.json(text);
+    if (/^application\/x-www-form-urlencoded/i.test(contentType)) {
+      const form = new URLSearchParams(text);
+      let changed = false;
+      for (const key of [...form.keys()])
+        if (this.property(key)) {
+          form.set(key, MASK);
+          changed = true;
+        }
+      return changed ? form.toString() : text;
+    }
+    return text;
+  }
+
+  /** A URI with the values of credential-like conditions (`/User/Token=abc`) and query parameters (`?apikey=`) replaced. */
+  uri(uri: string): string {
+    const q = uri.indexOf('?');
+    const path = q < 0 ? uri : uri.slice(0, q);
+    const redactedPath = path.replace(
+      /(^|[/&|;])([^/&|;=<>!~]+)(!=|<=|>=|=|<|>|!~|~)([^/&|;]*)/g,
+      (m, sep: string, name: string, op: string) => (this.property(decodeSafe(name)) ? `${sep}${name}${op}${MASK}` : m),
+    );
+    if (q < 0) return redactedPath;
+    return (
+      redactedPath +
+      uri.slice(q).replace(/([?&;])([^=&;]*)=([^&;]*)/g, (m, sep: string, key: string) => {
+        const name = decodeSafe(key);
+        return this.property(name) || SIGNATURE.test(name) ? `${sep}${key}=${MASK}` : m;
+      })
+    );
+  }
+
+  /** Values of credential-like properties in text that is not valid JSON: `"password": "x"` -> `"password": "*****"`. */
+  private malformedJson(text: string): string {
+    return text.replace(/("((?:[^"\\]|\\.)*)"\s*:\s*)("(?:[^"\\]|\\.)*"?|[^,}\]\s]+)/g, (m, head: string, key: string) =>
+      this.property(key) ? `${head}"${MASK}"` : m,
+    );
+  }
+
+  private json(text: string): string {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      return this.malformedJson(text);
+    }
+    let changed = false;
+    let tooDeep = false;
+    const walk = (v: unknown, depth: number): unknown => {
+      if (v === null || typeof v !== 'object') return v;
+      // A body too deep to walk safely is described, not stored (the service refuses it anyway).
+      if (depth > DEEPEST) {
+        tooDeep = true;
+        return null;
+      }
+      if (Array.isArray(v)) return v.map((x) => walk(x, depth + 1));
+      const out: Record<string, unknown> = {};
+      for (const [k, x] of Object.entries(v)) {
+        if (this.property(k) && x !== null && x !== '') {
+          out[k] = MASK;
+          changed = true;
+        } else out[k] = walk(x, depth + 1);
+      }
+      return out;
+    };
+    const redacted = walk(value, 1);
+    if (tooDeep) return `<${text.length} characters of JSON nested deeper than ${DEEPEST} levels: not stored>`;
+    return changed ? JSON.stringify(redacted) : text;
+  }
+}
+
+function truncate(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}... (${text.length} characters)` : text;
+}
+
+function decodeSafe(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+const DEFAULT_REDACTION = new Redaction();
 
 /**
- * Whether a header (its name in lower case) carries a credential, for redaction:
- * Authorization, Cookie and any name holding token, secret, session, passw, key, auth or
- * credential (X-Auth-Token, X-Session, X-Api-Key).
+ * Whether a header (its name in lower case) carries a credential: Authorization, Cookie and
+ * any name holding token, secret, session, passw, key, auth or credential (X-Auth-Token,
+ * X-Session, X-Api-Key).
  */
 export function isSecretHeader(name: string): boolean {
-  return CREDENTIAL_NAME.test(name);
+  return isCredentialName(name);
 }
 
 /**
  * Text with the values of credential headers written inline (`[Authorization: apikey k]`,
- * as in the Source and Destination headers) replaced by *****.
+ * `[X-Auth-Token: t]`, as in the Source and Destination headers) replaced by *****.
  */
 export function redactInline(text: string): string {
-  return text.replace(/((?:proxy-)?authorization|cookie|x-api-key)(\s*:\s*)[^\]]*/gi, `$1$2${REDACTED}`);
-}
-
-/** `<name>: <value>` joined with ` | `, credentials replaced by *****. */
-export function renderHeaders(headers: Record<string, string>): string {
-  return Object.entries(headers)
-    .map(
-      ([name, value]) =>
-        `${name}: ${isSecretHeader(name) ? REDACTED : name === 'source' || name === 'destination' ? redactInline(value) : value}`,
-    )
-    .join(' | ');
-}
-
-const SECRET_KEY =
-  /^(authorization|proxy-authorization|cookie|secret|password|passwd|api[-_]?key|token|access[-_]?token|client[-_]?secret)$/i;
-
-/**
- * The body with the values of credential-like properties replaced by *****: at any depth
- * of a JSON body, and in a form-encoded body. Redacted before truncation, so a long body
- * cannot hide a secret past the cut.
- */
-export function redactBody(text: string, contentType = ''): string {
-  if (text === '') return text;
-  if (/^\s*[[{]/.test(text)) return redactJson(text);
-  if (/^application\/x-www-form-urlencoded/i.test(contentType)) {
-    const form = new URLSearchParams(text);
-    let changed = false;
-    for (const key of [...form.keys()])
-      if (SECRET_KEY.test(key)) {
-        form.set(key, REDACTED);
-        changed = true;
-      }
-    return changed ? form.toString() : text;
-  }
-  return text;
-}
-
-/** Credential-like query parameters (`?apikey=...`) in a URI, their values replaced by *****. */
-export function redactUri(uri: string): string {
-  const q = uri.indexOf('?');
-  if (q < 0) return uri;
-  return (
-    uri.slice(0, q) +
-    uri.slice(q).replace(/([?&;])([^=&;]*)=([^&;]*)/g, (m, sep: string, key: string) => {
-      const name = decodeLoose(key);
-      return SECRET_KEY.test(name) || SECRET_QUERY.test(name) ? `${sep}${key}=${REDACTED}` : m;
-    })
-  );
-}
-
-const SECRET_QUERY = /^(api[-_]?key|key|token|access[-_]?token|auth|password|secret|signature|sig)$/i;
-
-/** Values of credential-like properties in text that is not valid JSON: `"password": "x"` -> `"password": "*****"`. */
-function redactMalformedJson(text: string): string {
-  return text.replace(/("((?:[^"\\]|\\.)*)"\s*:\s*)("(?:[^"\\]|\\.)*"?|[^,}\]\s]+)/g, (m, head: string, key: string) =>
-    SECRET_KEY.test(key) ? `${head}"${REDACTED}"` : m,
-  );
-}
-
-function redactJson(text: string): string {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return redactMalformedJson(text);
-  }
-  // A body too deep to walk safely is described, not stored (the service refuses it anyway).
-  if (nestsDeeperThan(value, MAX_NESTING_LIMIT))
-    return `<${text.length} characters of JSON nested deeper than ${MAX_NESTING_LIMIT} levels: not stored>`;
-  let changed = false;
-  const walk = (v: unknown): unknown => {
-    if (Array.isArray(v)) return v.map(walk);
-    if (v === null || typeof v !== 'object') return v;
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) {
-      if (SECRET_KEY.test(k) && x !== null && x !== '') {
-        out[k] = REDACTED;
-        changed = true;
-      } else out[k] = walk(x);
-    }
-    return out;
-  };
-  const redacted = walk(value);
-  return changed ? JSON.stringify(redacted) : text;
+  return DEFAULT_REDACTION.inline(text);
 }
