@@ -1,3 +1,6 @@
+import { MAX_NESTING_LIMIT, nestsDeeperThan } from '../util/nesting.js';
+import { decodeLoose } from '../util/uri-decode.js';
+
 /**
  * Which values Error records replace by ***** (docs/security.md#redaction): headers,
  * JSON body properties at any depth, form fields, URI conditions and query parameters
@@ -12,13 +15,13 @@ export interface RedactionOptions {
 }
 
 /** Names that carry credentials or sessions: X-Auth-Token, X-Session, private_key, sessionId, client_secret. */
-export const CREDENTIAL_NAME = /token|secret|session|passw|key|auth|cookie|credential/i;
+const CREDENTIAL_NAME = /token|secret|session|passw|key|auth|cookie|credential/i;
 /** URI parameters that carry a signature of a signed URL. */
 const SIGNATURE = /^(sig|signature)$/i;
-export const MASK = '*****';
+const MASK = '*****';
 
 /** Whether a name looks like a credential by the default patterns. */
-export function isCredentialName(name: string): boolean {
+function isCredentialName(name: string): boolean {
   return CREDENTIAL_NAME.test(name);
 }
 
@@ -36,9 +39,6 @@ function matcher(list: ReadonlyArray<string | RegExp> | undefined): Matcher | nu
   const patterns = list.filter((p): p is RegExp => p instanceof RegExp);
   return (name) => names.has(name.toLowerCase()) || patterns.some((p) => p.test(name));
 }
-
-/** The deepest JSON walked: the largest maxNestingDepth a service takes (content-types/nesting.ts). */
-const DEEPEST = 1000;
 
 /** How much of a failed request's body a record keeps. */
 const MAX_BODY_TEXT = 16384;
@@ -124,13 +124,13 @@ export class Redaction {
     const path = q < 0 ? uri : uri.slice(0, q);
     const redactedPath = path.replace(
       /(^|[/&|;])([^/&|;=<>!~]+)(!=|<=|>=|=|<|>|!~|~)([^/&|;]*)/g,
-      (m, sep: string, name: string, op: string) => (this.property(decodeSafe(name)) ? `${sep}${name}${op}${MASK}` : m),
+      (m, sep: string, name: string, op: string) => (this.property(decodeLoose(name)) ? `${sep}${name}${op}${MASK}` : m),
     );
     if (q < 0) return redactedPath;
     return (
       redactedPath +
       uri.slice(q).replace(/([?&;])([^=&;]*)=([^&;]*)/g, (m, sep: string, key: string) => {
-        const name = decodeSafe(key);
+        const name = decodeLoose(key);
         return this.property(name) || SIGNATURE.test(name) ? `${sep}${key}=${MASK}` : m;
       })
     );
@@ -150,41 +150,29 @@ export class Redaction {
     } catch {
       return this.malformedJson(text);
     }
+    // A body too deep to walk safely is described, not stored (the service refuses it anyway).
+    if (nestsDeeperThan(value, MAX_NESTING_LIMIT))
+      return `<${text.length} characters of JSON nested deeper than ${MAX_NESTING_LIMIT} levels: not stored>`;
     let changed = false;
-    let tooDeep = false;
-    const walk = (v: unknown, depth: number): unknown => {
+    const walk = (v: unknown): unknown => {
       if (v === null || typeof v !== 'object') return v;
-      // A body too deep to walk safely is described, not stored (the service refuses it anyway).
-      if (depth > DEEPEST) {
-        tooDeep = true;
-        return null;
-      }
-      if (Array.isArray(v)) return v.map((x) => walk(x, depth + 1));
+      if (Array.isArray(v)) return v.map(walk);
       const out: Record<string, unknown> = {};
       for (const [k, x] of Object.entries(v)) {
         if (this.property(k) && x !== null && x !== '') {
           out[k] = MASK;
           changed = true;
-        } else out[k] = walk(x, depth + 1);
+        } else out[k] = walk(x);
       }
       return out;
     };
-    const redacted = walk(value, 1);
-    if (tooDeep) return `<${text.length} characters of JSON nested deeper than ${DEEPEST} levels: not stored>`;
+    const redacted = walk(value);
     return changed ? JSON.stringify(redacted) : text;
   }
 }
 
 function truncate(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max)}... (${text.length} characters)` : text;
-}
-
-function decodeSafe(text: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
-  }
 }
 
 const DEFAULT_REDACTION = new Redaction();
