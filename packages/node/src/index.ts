@@ -97,6 +97,8 @@ async function writeStream(res: ServerResponse, response: PlainResponse): Promis
   let closed = res.destroyed;
   const onClose = () => {
     closed = true;
+    // Told at once, not at its next chunk: an event stream may wait minutes for one.
+    iterator.return?.()?.catch(() => undefined);
   };
   res.once('close', onClose);
   try {
