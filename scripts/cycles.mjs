@@ -82,6 +82,7 @@ const LAYERS = [
   'content-types',
   'outgoing',
   'webhooks',
+  'streams',
   'admin',
   'request',
   'service.ts',

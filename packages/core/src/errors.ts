@@ -31,6 +31,7 @@ const STATUS = {
   PreconditionFailed: 412,
   PayloadTooLarge: 413,
   UnsupportedContent: 415,
+  TooManyRequests: 429,
   Unknown: 500,
   InfiniteLoopDetected: 508,
 } as const;

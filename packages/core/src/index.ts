@@ -35,6 +35,8 @@ export { MemoryStorage } from './storage/memory.js';
 export type { Storage } from './storage/storage.js';
 export type { IndexDefinition } from './model/indexes.js';
 export type { EventPayload, RaiseOptions } from './webhooks/events.js';
+export type { StreamOptions } from './streams/streams.js';
+export { MemoryStreamLog, type StreamLog, type LoggedEvent, type Backlog, type Retention } from './streams/log.js';
 export { DEFAULT_RETRY_SCHEDULE, sign as signWebhook, type WebhookOptions } from './webhooks/delivery.js';
 export { WEBHOOK_RESOURCE, type Webhook, type CustomPayloadRequest } from './webhooks/webhook.js';
 export { LOG_RESOURCE as WEBHOOK_LOG_RESOURCE, type DeliveryAttempt } from './webhooks/log.js';

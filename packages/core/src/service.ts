@@ -32,6 +32,7 @@ import { MIN_ETAG_SECRET_LENGTH, useEtagSecret } from './storage/version.js';
 import { DEFAULT_SEARCH_BUDGET } from './query/scan.js';
 import { resolveWebhookOptions, type WebhookOptions } from './webhooks/delivery.js';
 import { Webhooks } from './webhooks/webhooks.js';
+import { EventStreams, type StreamOptions } from './streams/streams.js';
 
 export interface ServiceOptions {
   /**
@@ -69,6 +70,8 @@ export interface ServiceOptions {
   allowPrivateDestinations?: boolean;
   /** Webhook delivery: per-attempt timeout, retry schedule, concurrency, log size. */
   webhooks?: WebhookOptions;
+  /** Event streams (Server-Sent Events): retention for Last-Event-ID, heartbeat, limits, a shared log (docs/events.md). */
+  streams?: StreamOptions;
   /** Answer browsers on other origins (CORS); `true` = pages on localhost (dev servers). Off by default. */
   cors?: CorsOptions | boolean;
   /**
@@ -121,6 +124,7 @@ export class Service {
   readonly errors: ErrorRecords;
   readonly macros: Macros;
   readonly webhooks: Webhooks;
+  readonly streams: EventStreams;
   private readonly ajv = new Ajv({ allErrors: true, strict: false });
   private readonly closers: Array<() => void | Promise<void>> = [];
   private readonly cors?: Cors;
@@ -218,9 +222,12 @@ export class Service {
     });
     for (const definition of this.webhooks.definitions) this.addBuiltIn(definition);
     this.onClose(() => this.webhooks.close());
+    this.streams = new EventStreams(this.events, this.options.streams);
+    this.onClose(() => this.streams.close());
     this.host = {
       resources: this.resources,
       events: this.events,
+      streams: this.streams,
       protocols: this.protocols,
       macros: this.macros,
       errors: this.errors,

@@ -414,6 +414,8 @@ describe('every ErrorCode maps to the status DESIGN 5 documents', () => {
     PreconditionFailed: 412,
     PayloadTooLarge: 413,
     UnsupportedContent: 415,
+    // Event streams past their limits (docs/limits.md).
+    TooManyRequests: 429,
     Unknown: 500,
     InfiniteLoopDetected: 508,
   };

@@ -4,6 +4,7 @@ import type { ServiceError } from '../errors.js';
 import type { Caller } from '../model/caller.js';
 import type { ResourceRegistry } from '../model/resources.js';
 import type { HeaderRequestDeps } from '../outgoing/source-destination.js';
+import type { EventStreams } from '../streams/streams.js';
 import type { Events } from '../webhooks/events.js';
 import type { RootHost } from './root.js';
 
@@ -26,6 +27,7 @@ export interface ErrorInfo {
 export interface PipelineHost extends RootHost {
   readonly resources: ResourceRegistry;
   readonly events: Events;
+  readonly streams: EventStreams;
   readonly macros: Macros;
   readonly errors: ErrorRecords;
   /** Source and Destination headers. */

@@ -17,6 +17,7 @@ import { Operating } from './operating.js';
 import { checkRead } from './preconditions.js';
 import { respond } from './respond.js';
 import { rootResponse } from './root.js';
+import { openStream, wantsEventStream } from './stream.js';
 
 /**
  * The request pipeline, in order:
@@ -88,6 +89,9 @@ function run(host: PipelineHost, ctx: RequestContext, parsed: ParsedUri): Eventu
   const error = parsed.bare !== undefined && resource.key ? parsed.restError : parsed.error;
   if (error) throw error;
   const caller: Caller = { context: ctx.context, principal: ctx.principal, method: ctx.method };
+  // An event resource takes no request but a subscription (its rights are its resource's).
+  if (resource.kind === 'EventResource' && ctx.method === 'GET' && wantsEventStream(ctx.header('accept')))
+    return openStream(host, ctx, caller);
   host.authorize(caller, resource.name, ctx.method);
   const operation = OPERATIONS[ctx.method];
   if (!operation || !resource.allows(ctx.method)) {

@@ -75,7 +75,7 @@ export function compileSelector(catalog: SelectorCatalog, text: string): EventSe
  * The part of an event a selector takes: the matching entities of an entity payload
  * (null when none match), or the whole binary payload.
  */
-export function select(selector: EventSelector, event: RaisedEvent): Entity[] | 'binary' | null {
+export function select(selector: EventSelector, event: Pick<RaisedEvent, 'name' | 'entities' | 'binary'>): Entity[] | 'binary' | null {
   if (selector.event !== event.name) return null;
   if (event.binary) return 'binary';
   const entities = event.entities ?? [];
