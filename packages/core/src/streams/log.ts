@@ -14,8 +14,11 @@ export interface LoggedEvent {
   readonly binary?: { contentType: string; body: Uint8Array };
 }
 
-/** Events after a Last-Event-ID, or `reset` when some of them are no longer retained (or the id is not this log's). */
-export type Backlog = LoggedEvent[] | 'reset';
+/**
+ * The events after a Last-Event-ID (`after`: that id's seq; later events come live), or
+ * `reset` when some of them are no longer retained (or the id is not this log's).
+ */
+export type Backlog = { after: number; events: LoggedEvent[] } | 'reset';
 
 /**
  * Where event streams take their events from (docs/events.md, "Streaming events"): every
@@ -85,9 +88,9 @@ export class MemoryStreamLog implements StreamLog {
     if (dash < 0 || id.slice(0, dash) !== this.prefix || !Number.isSafeInteger(seq) || seq < 0 || seq > this.seq) return 'reset';
     this.trim(Date.now());
     if (seq < this.dropped) return 'reset';
-    const out: LoggedEvent[] = [];
-    for (let i = this.head; i < this.events.length; i++) if (this.events[i].seq > seq) out.push(this.events[i]);
-    return out;
+    const events: LoggedEvent[] = [];
+    for (let i = this.head; i < this.events.length; i++) if (this.events[i].seq > seq) events.push(this.events[i]);
+    return { after: seq, events };
   }
 
   latest(): string | undefined {

@@ -180,7 +180,11 @@ class Stream {
     const pending = this.pending ?? [];
     this.pending = null;
     if (backlog === 'reset') this.outlet.push(message(latest ?? '', 'reset', JSON.stringify({ Reason: RESET })));
-    else for (const event of backlog) this.send(event);
+    else {
+      // The client has everything up to its id, whichever instance sent it.
+      this.lastSeq = Math.max(this.lastSeq, backlog.after);
+      for (const event of backlog.events) this.send(event);
+    }
     for (const event of pending) this.send(event);
   }
 
