@@ -3,7 +3,10 @@
  * Node 20+. Queries are immutable builders that produce safe URIs (see uri.ts); results
  * are typed by the entity type given to `resource<T>()`.
  */
+import { subscribe, type StreamEvent, type SubscribeOptions } from './subscribe.js';
 import { buildUri, encodeCondition, encodeKey, encodeLocator, encodePart, type Operator, type Value } from './uri.js';
+
+export type { StreamEvent, SubscribeOptions } from './subscribe.js';
 
 export {
   encodePart,
@@ -291,11 +294,26 @@ export class Client {
     return (await (await this.send('GET', '/', { accept: 'application/openapi+json' })).json()) as Record<string, any>;
   }
 
+  /**
+   * The events an event selector (`'/Person.Inserted/Age>30'`, or a query on the event:
+   * `api.resource('Person.Inserted').where('Age', '>', 30)`) matches, as they are raised,
+   * until `signal` aborts; reconnects with Last-Event-ID after a failure. Rejects on a
+   * refusal that retrying cannot change (400, 401, 403, 404).
+   */
+  subscribe<D = Entity[]>(
+    selector: string | Query<unknown>,
+    onEvent: (event: StreamEvent<D>) => void,
+    options: SubscribeOptions = {},
+  ): Promise<void> {
+    const uri = typeof selector === 'string' ? (selector.startsWith('/') ? selector : `/${selector}`) : selector.uri();
+    return subscribe<D>((u, headers, signal) => this.send('GET', u, headers, undefined, signal), uri, onEvent, options);
+  }
+
   /** One request to a service URI; a failure (status >= 400) is thrown as a ResourceryError. */
-  async send(method: string, uri: string, headers: Record<string, string>, body?: string): Promise<Response> {
+  async send(method: string, uri: string, headers: Record<string, string>, body?: string, signal?: AbortSignal): Promise<Response> {
     const all: Record<string, string> = { ...this.options.headers, ...headers };
     if (this.options.apiKey) all.authorization = `apikey ${this.options.apiKey}`;
-    const res = await this.doFetch(this.base + uri, { method, headers: all, body });
+    const res = await this.doFetch(this.base + uri, { method, headers: all, body, signal });
     if (res.status >= 400) {
       const text = await res.text();
       let parsed: unknown;
