@@ -25,7 +25,7 @@ export interface StreamOptions {
 
 export type ResolvedStreamOptions = Required<Omit<StreamOptions, 'log'>>;
 
-export function resolveStreamOptions(options: StreamOptions = {}): ResolvedStreamOptions {
+function resolveStreamOptions(options: StreamOptions = {}): ResolvedStreamOptions {
   const resolved = {
     retentionMs: options.retentionMs ?? 5 * 60_000,
     retentionEvents: options.retentionEvents ?? 10_000,
