@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { createService } from '@resourcery/core';
+import { createService, MemoryStorage } from '@resourcery/core';
 import { createServer } from '@resourcery/node';
 
 /**
@@ -101,6 +101,35 @@ browserTest(
       server.close();
       await service.close();
       await rm(downloads, { recursive: true, force: true });
+    }
+  },
+  90000,
+);
+
+browserTest(
+  'the explorer sends requests, and the API key, only to its own origin',
+  async () => {
+    const service = createService({ apiKeys: [{ key: 'secret-key', allow: [{ resources: ['*'], methods: ['GET'] }] }] });
+    service.addResource({ name: 'Person', storage: new MemoryStorage([{ Id: 1, Name: 'Ann' }]) });
+    // Mounted at the root: base + uri is then the typed text itself.
+    const server = createServer(service);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+      const uris = ['//evil.example/steal', '/\\evil.example/steal', 'http://evil.example/steal', '/Person'];
+      const args = [join(__dirname, 'explorer-origin-driver.mjs'), CHROMIUM!, url, 'secret-key', ...uris];
+      const { stdout } = await promisify(execFile)(process.execPath, args, { timeout: 60000 });
+      const seen = JSON.parse(stdout);
+      expect(seen.foreign).toEqual([]);
+      const refused = `Failed: the explorer sends requests only to its own origin, ${url.slice(0, -1)}, not to http://evil.example`;
+      expect(seen.statuses.slice(0, 2)).toEqual([refused, refused]);
+      // An absolute URL is read as a path of this origin (the service answers it with an error).
+      expect(seen.statuses[2]).toMatch(/^Failed/);
+      // An ordinary URI still runs.
+      expect(seen.statuses[3]).toBe('Rows 1-1');
+    } finally {
+      server.close();
+      await service.close();
     }
   },
   90000,

@@ -35,6 +35,14 @@ const SCRIPT = `
     if (key) h.Authorization = 'apikey ' + key;
     return h;
   }
+  // Requests go to this page's own origin only: a URI typed as //host/... or @host would
+  // otherwise send the API key to another host (docs/explorer.md).
+  function request(uri, accept) {
+    var url = new URL(base + uri, location.href);
+    if (url.origin !== location.origin)
+      return Promise.reject(new Error('the explorer sends requests only to its own origin, ' + location.origin + ', not to ' + url.origin));
+    return fetch(url.href, { headers: headers(accept), redirect: 'error' });
+  }
   function el(tag, text, cls) {
     var e = document.createElement(tag);
     if (text !== undefined) e.textContent = text;
@@ -96,7 +104,7 @@ const SCRIPT = `
     $('error').textContent = '';
     $('status').textContent = 'Loading...';
     var q = pagedUri();
-    return fetch(base + q.uri, { headers: headers('application/json') }).then(function (res) {
+    return request(q.uri, 'application/json').then(function (res) {
       if (res.status === 204) return render([], q.paged);
       return res.json().then(function (body) {
         if (!res.ok) { $('status').textContent = ''; render([], false); $('status').textContent = 'Failed'; return showError(body, res.status); }
@@ -115,7 +123,7 @@ const SCRIPT = `
 
   function download(accept) {
     $('error').textContent = '';
-    return fetch(base + state.uri, { headers: headers(accept) }).then(function (res) {
+    return request(state.uri, accept).then(function (res) {
       if (!res.ok) return res.json().then(function (b) { showError(b, res.status); });
       var disposition = res.headers.get('content-disposition') || '';
       var m = /filename="([^"]+)"/.exec(disposition);
@@ -129,7 +137,7 @@ const SCRIPT = `
         a.remove();
         $('status').textContent = 'Downloaded ' + name + ' (' + blob.size + ' bytes)';
       });
-    });
+    }).catch(function (e) { $('status').textContent = 'Failed: ' + e.message; });
   }
 
   function typeOf(s) {
@@ -140,7 +148,7 @@ const SCRIPT = `
 
   function loadResources() {
     var list = $('resources');
-    return fetch(base + '/', { headers: headers('application/vnd.oai.openapi+json') }).then(function (res) {
+    return request('/', 'application/vnd.oai.openapi+json').then(function (res) {
       return res.json().then(function (doc) {
         list.textContent = '';
         if (!res.ok) { showError(doc, res.status); list.appendChild(el('p', 'Enter an API key to list the resources.', 'desc')); return; }
