@@ -11,10 +11,20 @@ interface TransactionalClient extends SqlClient {
   transaction<T>(fn: (tx: SqlClient) => Promise<T>): Promise<T>;
 }
 
+/** Emits 'error' when its connection breaks (pg's Client and Pool): unheard, that kills the process. */
+interface Emitter {
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  off?(event: 'error', listener: (error: Error) => void): unknown;
+}
+
+/** A connection checked out of a pool. */
+type Checkout = SqlClient & { release(error?: Error | boolean): void } & Partial<Emitter>;
+
 /** A pool (`pg.Pool`): a transaction needs one connection of its own. */
 interface PoolClient extends SqlClient {
-  connect(): Promise<SqlClient & { release(error?: Error | boolean): void }>;
+  connect(): Promise<Checkout>;
   totalCount: number;
+  on?(event: string, listener: (...args: never[]) => void): unknown;
 }
 
 /**
@@ -44,13 +54,37 @@ function transactional(client: TransactionalClient): Session {
   return { query: rowsOf(client), transaction: (fn) => client.transaction((tx) => fn(rowsOf(tx))) };
 }
 
+/** Pools this library listens to already (listened to once, whatever the number of storages on them). */
+const heard = new WeakSet<object>();
+
+/**
+ * pg's pool emits 'error' for an idle connection the server closed (a restart, a failover,
+ * an admin shutdown), and a connection emits it whatever it is doing: with nobody
+ * listening, Node ends the process. The pool drops such a connection by itself and the
+ * next query opens another, so hearing the error is all it takes; the query that was
+ * running fails on its own (docs/deployment.md).
+ */
+function listenForErrors(pool: PoolClient): void {
+  if (typeof pool.on !== 'function' || heard.has(pool)) return;
+  heard.add(pool);
+  const ignore = () => undefined;
+  pool.on('error', ignore);
+  pool.on('connect', ((client: Partial<Emitter>) => client.on?.('error', ignore)) as never);
+}
+
 function pooled(pool: PoolClient): Session {
+  listenForErrors(pool);
   return {
     query: rowsOf(pool),
     async transaction(fn) {
       const connection = await pool.connect();
       const query = rowsOf(connection);
       let broken = false;
+      // Checked out, the connection has no pool listener: a server gone between two statements would be unheard.
+      const lost = () => {
+        broken = true;
+      };
+      connection.on?.('error', lost);
       try {
         await query('BEGIN');
         const result = await fn(query);
@@ -63,6 +97,7 @@ function pooled(pool: PoolClient): Session {
         });
         throw e;
       } finally {
+        connection.off?.('error', lost);
         connection.release(broken);
       }
     },
@@ -77,6 +112,12 @@ function pooled(pool: PoolClient): Session {
 const queues = new WeakMap<SqlClient, { tail: Promise<unknown> }>();
 
 function singleConnection(client: SqlClient): Session {
+  // A pg.Client whose server went away emits 'error': heard, its queries fail instead of the process ending.
+  const emitter = client as Partial<Emitter> & object;
+  if (typeof emitter.on === 'function' && !heard.has(emitter)) {
+    heard.add(emitter);
+    emitter.on('error', () => undefined);
+  }
   let queue = queues.get(client);
   if (queue === undefined) queues.set(client, (queue = { tail: Promise.resolve() }));
   const q = queue;

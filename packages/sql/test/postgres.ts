@@ -9,18 +9,32 @@ export interface PostgresServer {
   /** A pool on the server, closed by stop(). */
   pool(options?: pg.PoolConfig): pg.Pool;
   stop(): Promise<void>;
+  /** Stops the server as `pg_ctl stop -m fast` does (open connections get an admin shutdown); the data stays. */
+  pause(): Promise<void>;
+  /** Starts a paused server again, on the same port. */
+  resume(): Promise<void>;
 }
 
 export async function startPostgres(): Promise<PostgresServer> {
   const child: ChildProcess = spawn(process.execPath, [join(__dirname, 'postgres-server.mjs')], { stdio: ['pipe', 'pipe', 'pipe'] });
   let errors = '';
   child.stderr!.on('data', (d) => (errors += d));
+  const lines = createInterface({ input: child.stdout! });
   const config = await new Promise<pg.PoolConfig>((resolve, reject) => {
-    const lines = createInterface({ input: child.stdout! });
     lines.once('line', (line) => resolve(JSON.parse(line)));
     child.once('exit', (code) => reject(new Error(`PostgreSQL did not start (exit ${code}): ${errors}`)));
   });
   const pools: pg.Pool[] = [];
+  const control = (command: string, done: string) =>
+    new Promise<void>((resolve) => {
+      const heard = (line: string) => {
+        if (line !== done) return;
+        lines.off('line', heard);
+        resolve();
+      };
+      lines.on('line', heard);
+      child.stdin!.write(`${command}\n`);
+    });
   return {
     config,
     pool(options = {}) {
@@ -31,6 +45,8 @@ export async function startPostgres(): Promise<PostgresServer> {
       pools.push(pool);
       return pool;
     },
+    pause: () => control('pause', 'paused'),
+    resume: () => control('resume', 'resumed'),
     async stop() {
       await Promise.all(pools.map((p) => p.end().catch(() => undefined)));
       const exited = new Promise((resolve) => child.once('exit', resolve));
