@@ -33,6 +33,7 @@ export type { Entity } from './query/conditions.js';
 export type { JsonSchema } from './query/schema-types.js';
 export { MemoryStorage } from './storage/memory.js';
 export type { Storage } from './storage/storage.js';
+export type { Readiness, StorageReadiness } from './storage/readiness.js';
 export type { IndexDefinition } from './model/indexes.js';
 export type { EventPayload, RaiseOptions } from './webhooks/events.js';
 export type { StreamOptions } from './streams/streams.js';

@@ -28,6 +28,7 @@ import { Resource, ResourceRegistry, type ResourceDefinition } from './model/res
 import { ComputedStorage } from './storage/computed.js';
 import { MemoryStorage } from './storage/memory.js';
 import type { Storage } from './storage/storage.js';
+import { checkStorages, type Readiness } from './storage/readiness.js';
 import { MIN_ETAG_SECRET_LENGTH, useEtagSecret } from './storage/version.js';
 import { DEFAULT_SEARCH_BUDGET } from './query/scan.js';
 import { resolveWebhookOptions, type WebhookOptions } from './webhooks/delivery.js';
@@ -356,6 +357,15 @@ export class Service {
   /** The OpenAPI 3.1 document describing this service's resources, events and errors. */
   openapi(options: OpenApiOptions = {}): Record<string, unknown> {
     return openApiDocument(this, options);
+  }
+
+  /**
+   * Readiness for a load balancer: whether every storage can serve now (SQL: the database
+   * answers), each checked within `timeoutMs` (default 5 s). Liveness needs no check:
+   * a process that answers at all is alive. See docs/deployment.md.
+   */
+  ready(options: { timeoutMs?: number } = {}): Promise<Readiness> {
+    return checkStorages(this.resources.all(), options.timeoutMs);
   }
 
   /** Registers cleanup to run on close (timers, workers). */

@@ -154,6 +154,12 @@ export class SqlStorage implements Storage {
     return this.indexing;
   }
 
+  /** Readiness (core Storage.check, service.ready()): the table is ready and the database answers now. */
+  async check(): Promise<void> {
+    await this.ready();
+    await this.session.query('SELECT 1');
+  }
+
   /** The trigram index ILIKE searches use (search-distinct.ts), where pg_trgm is installed. */
   private async createSearchIndex(): Promise<void> {
     const [{ installed }] = await this.session.query<{ installed: boolean }>(

@@ -70,3 +70,21 @@ test('the database stopped under transactional writes: no uncaught error, answer
   expect((await call(service, 'GET', '/Person/Id=1')).status).toBe(200);
   expect(crashes).toEqual([]);
 });
+
+test('service.ready() says whether the database answers: ready, not ready while it is down (no password shown), ready again', async () => {
+  const pool = bare({ password: server.config.password });
+  const service = serviceOn(pool);
+  expect(await service.ready()).toEqual({ ready: true, storages: [{ resources: ['Person'], ready: true }] });
+  await server.pause();
+  try {
+    const down = await service.ready({ timeoutMs: 3000 });
+    expect(down.ready).toBe(false);
+    expect(down.storages[0].message).toEqual(expect.any(String));
+    expect(down.storages[0].message).not.toContain(String(server.config.password));
+  } finally {
+    await server.resume();
+  }
+  expect((await service.ready()).ready).toBe(true);
+  // A service on memory storages only has nothing to check.
+  expect(await createService().ready()).toEqual({ ready: true, storages: [] });
+});

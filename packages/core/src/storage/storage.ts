@@ -132,6 +132,12 @@ export interface Storage {
    * (SQL); a unique one must refuse a write that would store two equal values (409).
    */
   useIndexes?(indexes: readonly StorageIndex[]): void;
+  /**
+   * Optional: resolves when the storage can serve requests now (SQL: its table is ready and
+   * the database answers), throws when it cannot. `service.ready()` asks every storage
+   * that has it (docs/deployment.md).
+   */
+  check?(): Promise<void>;
 }
 
 /** A top-level property an index covers, spelled as the entities spell it. */
