@@ -10,6 +10,7 @@ import {
 } from '@resourcery/core/storage';
 import { sessionFor, type Query, type Session, type SqlClient } from './client.js';
 import { DeclaredIndexes, indexName } from './indexes.js';
+import { prepareCounters, reserveKeys } from './key-counter.js';
 import { keyColumnValue, keyIndexName, prepareKeyColumn, takenKey } from './key-column.js';
 import { distinctKeys, searchSql } from './search-distinct.js';
 import { projectedBody, Spellings } from './projection.js';
@@ -96,6 +97,7 @@ export class SqlStorage implements Storage {
   /** The resource key (declareKey), kept unique by the table's `key` column and its unique index. */
   private key: readonly string[] | null = null;
   private keying: Promise<void> | null = null;
+  private countersReady: Promise<void> | null = null;
 
   constructor(options: SqlStorageOptions) {
     this.table = options.table;
@@ -152,6 +154,18 @@ export class SqlStorage implements Storage {
       throw e;
     });
     return this.indexing;
+  }
+
+  /** Numbers for generated keys (core Storage.nextKeys), reserved atomically across instances (key-counter.ts). */
+  async nextKeys(count: number, atLeast: number, onlyIfNumbers: boolean): Promise<number | null> {
+    await this.ready();
+    if (this.key === null || this.key.length !== 1) return null;
+    this.countersReady ??= (this.create ? prepareCounters(this.session, this.table) : Promise.resolve()).catch((e) => {
+      this.countersReady = null;
+      throw e;
+    });
+    await this.countersReady;
+    return reserveKeys(this.session, this.table, this.quoted, count, atLeast, onlyIfNumbers);
   }
 
   /** Readiness (core Storage.check, service.ready()): the table is ready and the database answers now. */

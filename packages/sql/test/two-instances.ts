@@ -96,6 +96,26 @@ export function twoInstanceSuite(database: () => SqlClient, table: () => string)
       expect(await count(s)).toBe(4);
     });
 
+    test('4 instances x 200 concurrent POSTs without a key: 800 rows, 800 distinct keys, every answer 201', async () => {
+      const name = table();
+      const services = Array.from({ length: 4 }, () => {
+        const s = createService();
+        s.addResource({ name: 'Person', key: 'Id', storage: createSqlStorage({ client: database(), table: name }) });
+        return s;
+      });
+      const replies = await Promise.all(
+        services.flatMap((s, i) => Array.from({ length: 200 }, (_, n) => call(s, 'POST', '/Person', { By: `${i}.${n}` }))),
+      );
+      expect(replies.filter((r) => r.status !== 201).map((r) => r.json)).toEqual([]);
+      const stored = (await call(services[0], 'GET', '/Person/_/order_asc=Id&select=Id')).json as Entity[];
+      expect(stored).toHaveLength(800);
+      expect(new Set(stored.map((p) => p.Id)).size).toBe(800);
+      // Still the next whole number after the largest: 1 to 800, and then past a larger key written by hand.
+      expect(stored.map((p) => p.Id)).toEqual(Array.from({ length: 800 }, (_, i) => i + 1));
+      expect((await call(services[1], 'PUT', '/Person/Id=5000', { By: 'hand' })).status).toBe(201);
+      expect(((await call(services[2], 'POST', '/Person', { By: 'after' })).json as Entity[])[0].Id).toBe(5001);
+    });
+
     test('conditional updates of one version on both instances at once: exactly one wins, the other is 412', async () => {
       const [a, b] = instances();
       await call(a, 'POST', '/Person', { Id: 1, Name: 'start' });

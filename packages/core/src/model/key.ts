@@ -62,8 +62,9 @@ function integerKey(schema: JsonSchema | undefined, name: string): boolean | und
 
 /**
  * Fills a missing single key in each entity: the next whole number after the largest
- * stored (and earlier in the batch) when the key holds numbers, else a UUID. Call while
- * the resource's writes are serialized, so two POSTs cannot take one number.
+ * stored (and earlier in the batch) when the key holds numbers, else a UUID. A storage
+ * with nextKeys reserves the numbers (atomic across instances); otherwise call while the
+ * resource's writes are serialized, so two POSTs of this process cannot take one number.
  */
 export async function fillKeys(
   key: readonly string[],
@@ -81,7 +82,19 @@ export async function fillKeys(
   const name = key[0];
   let numeric = integerKey(schema, name);
   let next = 1;
-  if (numeric !== false) {
+  if (numeric !== false && storage.nextKeys) {
+    // Reserved by the storage, so instances sharing it never take one number (docs/keys.md).
+    let sawOther = false;
+    for (const e of entities) {
+      const k = findKey(e, name);
+      const v = k === undefined ? undefined : e[k];
+      if (typeof v === 'number' && Number.isInteger(v)) next = Math.max(next, v + 1);
+      else if (v !== undefined && v !== null) sawOther = true;
+    }
+    const first = numeric === undefined && sawOther ? null : await storage.nextKeys(missing.length, next, numeric === undefined);
+    numeric = first !== null;
+    if (first !== null) next = first;
+  } else if (numeric !== false) {
     const stored = await largestKeys(storage, name);
     let sawOther = false;
     const consider = (e: Entity) => {

@@ -133,6 +133,16 @@ export interface Storage {
    */
   useIndexes?(indexes: readonly StorageIndex[]): void;
   /**
+   * Optional, for storages that several service instances share (SQL): reserves `count`
+   * consecutive whole numbers for the keys POST generates (a single declared key),
+   * atomically across every instance: no number is handed out twice, and the first is
+   * past the largest whole-number key stored and at least `atLeast`. With `onlyIfNumbers`
+   * it reserves nothing and answers null when a stored key is not a number (the service
+   * then generates UUIDs). Without it, the service finds the largest key itself, within
+   * one process (docs/keys.md).
+   */
+  nextKeys?(count: number, atLeast: number, onlyIfNumbers: boolean): Promise<number | null>;
+  /**
    * Optional: resolves when the storage can serve requests now (SQL: its table is ready and
    * the database answers), throws when it cannot. `service.ready()` asks every storage
    * that has it (docs/deployment.md).
