@@ -33,6 +33,7 @@ const STATUS = {
   UnsupportedContent: 415,
   TooManyRequests: 429,
   Unknown: 500,
+  ServiceUnavailable: 503,
   InfiniteLoopDetected: 508,
 } as const;
 

@@ -354,6 +354,18 @@ describe('an unexpected exception is 500 Unknown', () => {
     expect(record.StackTrace).toMatch(/errors\.test\.ts/);
   });
 
+  test('an Error record that could not be stored: no MoreInfoAt, and the generic message does not point to one', async () => {
+    const unrecorded = createService({
+      adminStorage: (name) => (name === 'Service.Admin.Error' ? failingStorage(new Error('down')) : undefined),
+    });
+    unrecorded.addResource({ name: 'Lab.Broken', storage: failingStorage(new Error('disk on fire')) });
+    const r = await call(unrecorded, 'GET', '/Lab.Broken');
+    expect(r.status).toBe(500);
+    expect(r.json).not.toHaveProperty('MoreInfoAt');
+    expect(r.headers.errorinfo).toBeUndefined();
+    expect(r.json.Message).toBe('An unexpected error occurred; its error record could not be stored');
+  });
+
   test('a thrown non-Error value gives a 500; its text is in the record', async () => {
     service.addResource({ name: 'Lab.Odd', storage: failingStorage('plain string thrown') });
     const r = await call(service, 'POST', '/Lab.Odd', { body: '{"A":1}' });
@@ -417,6 +429,8 @@ describe('every ErrorCode maps to the status DESIGN 5 documents', () => {
     // Event streams past their limits (docs/limits.md).
     TooManyRequests: 429,
     Unknown: 500,
+    // A storage that cannot serve now (its database down or out of connections; docs/errors.md).
+    ServiceUnavailable: 503,
     InfiniteLoopDetected: 508,
   };
 

@@ -1,4 +1,5 @@
 import type { PGlite } from '@electric-sql/pglite';
+import { asUnavailable, unavailable, unavailableError } from './unavailable.js';
 
 /** What the storage needs from a database client: a PGlite instance, a `pg` Pool or Client. */
 export interface SqlClient {
@@ -39,10 +40,26 @@ export interface Session {
   transaction<T>(fn: (query: Query) => Promise<T>): Promise<T>;
 }
 
-export function sessionFor(client: SqlClient): Session {
-  if (typeof (client as TransactionalClient).transaction === 'function') return transactional(client as TransactionalClient);
-  if (typeof (client as PoolClient).connect === 'function' && 'totalCount' in client) return pooled(client as PoolClient);
-  return singleConnection(client);
+/** How long a statement may wait for a pooled connection by default (SqlStorageOptions.acquireTimeoutMs). */
+export const DEFAULT_ACQUIRE_TIMEOUT_MS = 5000;
+
+/**
+ * The session for a client. Its statements and transactions fail with 503
+ * ServiceUnavailable when the database cannot serve (unavailable.ts); on a pool, a
+ * statement that finds no free connection within `acquireTimeoutMs` (0: wait as long as
+ * the pool does) fails so too, instead of queueing forever.
+ */
+export function sessionFor(client: SqlClient, acquireTimeoutMs = DEFAULT_ACQUIRE_TIMEOUT_MS): Session {
+  const session =
+    typeof (client as TransactionalClient).transaction === 'function'
+      ? transactional(client as TransactionalClient)
+      : typeof (client as PoolClient).connect === 'function' && 'totalCount' in client
+        ? pooled(client as PoolClient, acquireTimeoutMs)
+        : singleConnection(client);
+  return {
+    query: (text, params) => session.query(text, params).catch(asUnavailable),
+    transaction: (fn) => session.transaction(fn).catch(asUnavailable),
+  };
 }
 
 const rowsOf =
@@ -72,12 +89,51 @@ function listenForErrors(pool: PoolClient): void {
   pool.on('connect', ((client: Partial<Emitter>) => client.on?.('error', ignore)) as never);
 }
 
-function pooled(pool: PoolClient): Session {
+/** A connection of the pool, or a 503 when none is free within `ms`; one that comes later goes back at once. */
+async function acquire(pool: PoolClient, ms: number): Promise<Checkout> {
+  const connecting = pool.connect();
+  if (!(ms > 0)) return connecting;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(unavailableError(`no connection of the pool was free within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([connecting, late]);
+  } catch (e) {
+    connecting.then(
+      (c) => c.release(),
+      () => undefined,
+    );
+    throw e;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function pooled(pool: PoolClient, acquireTimeoutMs: number): Session {
   listenForErrors(pool);
   return {
-    query: rowsOf(pool),
+    async query(text, params = []) {
+      const connection = await acquire(pool, acquireTimeoutMs);
+      let broken = false;
+      const lost = () => {
+        broken = true;
+      };
+      // Checked out, a connection has no pool listener (one made before this storage has none of ours either).
+      connection.on?.('error', lost);
+      try {
+        return (await connection.query(text, params)).rows;
+      } catch (e) {
+        // A connection that failed (not a statement the database refused) must leave the pool.
+        broken ||= unavailable(e) !== null;
+        throw e;
+      } finally {
+        connection.off?.('error', lost);
+        connection.release(broken);
+      }
+    },
     async transaction(fn) {
-      const connection = await pool.connect();
+      const connection = await acquire(pool, acquireTimeoutMs);
       const query = rowsOf(connection);
       let broken = false;
       // Checked out, the connection has no pool listener: a server gone between two statements would be unheard.

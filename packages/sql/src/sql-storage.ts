@@ -38,6 +38,12 @@ export interface SqlStorageOptions {
    * (`CREATE EXTENSION pg_trgm`); searches run the same without it, scanning.
    */
   searchIndex?: boolean;
+  /**
+   * With a `pg` Pool: how long a statement waits for a free connection before it fails
+   * with 503 ServiceUnavailable (default 5000 ms; 0 waits as long as the pool does).
+   * See docs/deployment.md.
+   */
+  acquireTimeoutMs?: number;
 }
 
 const DEFAULT_MAX_ROWS = 100_000;
@@ -102,7 +108,7 @@ export class SqlStorage implements Storage {
   constructor(options: SqlStorageOptions) {
     this.table = options.table;
     this.quoted = quoteTableName(options.table);
-    this.session = sessionFor(options.client);
+    this.session = sessionFor(options.client, options.acquireTimeoutMs);
     this.create = options.create ?? true;
     this.maxRows = options.maxRows ?? DEFAULT_MAX_ROWS;
     this.searchIndex = options.searchIndex ?? false;

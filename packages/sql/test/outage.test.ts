@@ -62,13 +62,64 @@ test('the database stopped under transactional writes: no uncaught error, answer
   stop();
   const statuses = (await Promise.all(writers)).flat();
   expect(crashes).toEqual([]);
-  expect(statuses.filter((s) => s === 201).length).toBeGreaterThan(0);
-  expect(statuses.filter((s) => s !== 201).length).toBeGreaterThan(0);
+  // Written, or refused as unavailable: never a 500.
+  expect(new Set(statuses)).toEqual(new Set([201, 503]));
+  const down = await call(service, 'GET', '/Person/Id=0');
+  expect(down.status).toBe(503);
+  expect(down.headers['retry-after']).toBe('5');
+  expect(down.json).toMatchObject({
+    Status: 'fail',
+    ErrorCode: 'ServiceUnavailable',
+    Message: expect.stringMatching(/^The database is unavailable/),
+  });
+  expect(JSON.stringify(down.json)).not.toContain(String(server.config.password));
+  // The Error records live in memory here: stored, and MoreInfoAt leads to the record.
+  const record = await call(service, 'GET', (down.json as { MoreInfoAt: string }).MoreInfoAt);
+  expect(record.json).toEqual([expect.objectContaining({ ErrorCode: 'ServiceUnavailable' })]);
   await server.resume();
   // The same service and pool, no restart: writes succeed again.
   expect((await call(service, 'POST', '/Person', { Id: 1 })).status).toBe(201);
   expect((await call(service, 'GET', '/Person/Id=1')).status).toBe(200);
   expect(crashes).toEqual([]);
+});
+
+test('no connection free within acquireTimeoutMs: 503 with Retry-After instead of waiting; answers again once one is free', async () => {
+  const pool = bare({ max: 1 });
+  const service = createService();
+  service.addResource({ name: 'Person', storage: createSqlStorage({ client: pool, table: `outage_${++tables}`, acquireTimeoutMs: 300 }) });
+  expect((await call(service, 'POST', '/Person', { Name: 'a' })).status).toBe(201);
+  const held = await pool.connect();
+  try {
+    const busy = await call(service, 'GET', '/Person');
+    expect([busy.status, busy.headers['retry-after'], (busy.json as { ErrorCode: string }).ErrorCode]).toEqual([
+      503,
+      '5',
+      'ServiceUnavailable',
+    ]);
+    expect((busy.json as { Message: string }).Message).toContain('no connection of the pool was free within 300 ms');
+  } finally {
+    held.release();
+  }
+  expect((await call(service, 'GET', '/Person')).status).toBe(200);
+});
+
+test('an Error record that cannot be stored (its table is on the database that is down): no MoreInfoAt, no message pointing to one', async () => {
+  const pool = bare();
+  const service = createService({
+    adminStorage: (name) => createSqlStorage({ client: pool, table: `outage_admin_${++tables}_${name.length}` }),
+  });
+  service.addResource({ name: 'Person', storage: createSqlStorage({ client: pool, table: `outage_${++tables}` }) });
+  expect((await call(service, 'GET', '/Person')).status).toBe(204);
+  await server.pause();
+  try {
+    const down = await call(service, 'GET', '/Person');
+    expect(down.status).toBe(503);
+    expect(down.json).not.toHaveProperty('MoreInfoAt');
+    expect(down.headers).not.toHaveProperty('errorinfo');
+    expect((down.json as { Message: string }).Message).not.toContain('MoreInfoAt');
+  } finally {
+    await server.resume();
+  }
 });
 
 test('service.ready() says whether the database answers: ready, not ready while it is down (no password shown), ready again', async () => {

@@ -65,7 +65,11 @@ const pause = async () => {
 createInterface({ input: process.stdin }).on('line', (line) => {
   const command = line.trim();
   if (command === 'pause') control = control.then(pause).then(() => console.log('paused'));
-  else if (command === 'resume') control = control.then(() => server.start()).then(() => console.log('resumed'));
+  else if (command === 'resume')
+    control = control
+      .then(() => (server.process === undefined ? server.start() : undefined))
+      .then(() => console.log('resumed'))
+      .catch((e) => console.error(String(e?.message ?? e)));
 });
 try {
   await server.initialise();

@@ -533,7 +533,7 @@ export function sqlSuite(open: () => Promise<Backend>): void {
       expect(await rows(y)).toEqual([{ Id: 1 }, { Id: 3 }]);
     });
 
-    test('a pool (pg.Pool) runs each transaction on a connection of its own, returned afterwards', async () => {
+    test('a pool (pg.Pool) runs each statement and transaction on a connection of its own, returned afterwards', async () => {
       const released: unknown[] = [];
       const query = (text: string, params?: unknown[]) => db.query(text, params);
       const pool = { totalCount: 1, query, connect: async () => ({ query, release: (e?: unknown) => released.push(e ?? false) }) };
@@ -543,8 +543,9 @@ export function sqlSuite(open: () => Promise<Backend>): void {
       await storage.write({ update: [{ target: targetOf(storage, one), value: { Id: 1, Done: true } }] });
       await expect(storage.write({ delete: [targetOf(storage, one)] })).rejects.toMatchObject({ code: 'Conflict' });
       expect(await rows(storage)).toEqual([{ Id: 1, Done: true }]);
-      // The table's creation (under an advisory lock), the update, the refused delete.
-      expect(released).toEqual([false, false, false]);
+      // Each statement and transaction checks a connection out and returns it, unbroken: the table's
+      // creation (under an advisory lock), the insert, two selects, the update, the refused delete.
+      expect(released).toEqual([false, false, false, false, false, false]);
     });
   });
 

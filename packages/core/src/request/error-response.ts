@@ -45,12 +45,16 @@ export async function errorResponse(
   return { status: error.status, headers, body };
 }
 
+/** What a client reads for an unexpected error whose record could not be stored. */
+const UNRECORDED_MESSAGE = 'An unexpected error occurred; its error record could not be stored';
+
 function errorBody(error: ServiceError, ctx: RequestContext, moreInfoAt: string | undefined): ErrorBody {
   const body: ErrorBody = {
     Status: 'fail',
     ErrorType: `Service.Results.${error.code}`,
     ErrorCode: error.code,
-    Message: error.publicMessage,
+    // The generic message points to the record: not when none could be stored.
+    Message: moreInfoAt === undefined && error.unexpected ? UNRECORDED_MESSAGE : error.publicMessage,
     TimeStamp: ctx.time.toISOString(),
     Uri: ctx.basePath + ctx.uri,
     TimeElapsedMs: ctx.elapsedMs(),
