@@ -27,6 +27,10 @@ export interface ServeOptions {
   quiet?: boolean;
   /** Reload the JSON file when it is edited outside the server. */
   watch?: boolean;
+  /** postgres://: connections of the pool (default: the config's database.poolSize, else 10). */
+  poolSize?: number;
+  /** postgres://: how long to wait at start for the server, in ms (default 30,000). */
+  connectTimeoutMs?: number;
 }
 
 export interface ImportOptions {
@@ -62,6 +66,9 @@ Options of serve:
   --config <file>               read this config file (default: resourcery.config.mjs or
                                 resourcery.config.json in the working directory, if present)
   --allow-private-destinations  let webhooks, Source and Destination reach private addresses
+  --pool-size <n>               postgres://: connections of the pool (default 10); every
+                                instance's pool must fit PostgreSQL's max_connections
+  --connect-timeout <seconds>   postgres://: wait this long at start for the server (default 30)
   -q, --quiet                   print only the line with the URL
   -h, --help                    show this help
   -v, --version                 print the version
@@ -88,6 +95,8 @@ export function parseCommand(argv: string[]): Command {
         config: { type: 'string' },
         quiet: { type: 'boolean', short: 'q', default: false },
         watch: { type: 'boolean', short: 'w', default: false },
+        'pool-size': { type: 'string' },
+        'connect-timeout': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
         version: { type: 'boolean', short: 'v', default: false },
       },
@@ -115,6 +124,12 @@ export function parseCommand(argv: string[]): Command {
   if (!/^\d+$/.test(values.port) || port > 65535) throw new UsageError(`--port must be a number from 0 to 65535, not '${values.port}'`);
   if (values.host === '') throw new UsageError('--host needs an address, e.g. 127.0.0.1 or 0.0.0.0');
   if (values['no-cors'] && values.cors.length > 0) throw new UsageError('--cors and --no-cors contradict each other: give one of them');
+  const poolSize = values['pool-size'] === undefined ? undefined : Number(values['pool-size']);
+  if (poolSize !== undefined && (!/^\d+$/.test(values['pool-size']) || poolSize < 1))
+    throw new UsageError(`--pool-size must be a whole number of at least 1, not '${values['pool-size']}'`);
+  const connect = values['connect-timeout'];
+  if (connect !== undefined && !/^\d+(\.\d+)?$/.test(connect))
+    throw new UsageError(`--connect-timeout must be a number of seconds, not '${connect}'`);
   return {
     command: 'serve',
     options: {
@@ -129,6 +144,8 @@ export function parseCommand(argv: string[]): Command {
       config: values.config,
       quiet: values.quiet,
       watch: values.watch,
+      poolSize,
+      connectTimeoutMs: connect === undefined ? undefined : Number(connect) * 1000,
     },
   };
 }

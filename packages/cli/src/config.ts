@@ -22,6 +22,8 @@ export interface CliConfig {
   apiKeys?: ApiKeyConfig[];
   cors?: boolean | CorsOptions;
   limits?: { maxBodyBytes?: number; maxErrorRecords?: number; maxNestingDepth?: number; maxEntities?: number; maxCausedRequests?: number };
+  /** `serve postgres://...`: the pool (docs/deployment.md#postgresql-in-production); flags win. */
+  database?: { poolSize?: number; acquireTimeoutMs?: number; connectTimeoutMs?: number };
 }
 
 const CONFIG_FILES = ['resourcery.config.mjs', 'resourcery.config.json'];
@@ -65,7 +67,7 @@ export function validateConfig(raw: unknown): string[] {
   const unknown = (at: string, value: Record<string, unknown>, known: string[]) => {
     for (const k of Object.keys(value)) if (!known.includes(k)) problems.push(`${at}${k}: unknown setting (known: ${known.join(', ')})`);
   };
-  unknown('', raw, ['$schema', 'resources', 'apiKeys', 'cors', 'limits']);
+  unknown('', raw, ['$schema', 'resources', 'apiKeys', 'cors', 'limits', 'database']);
   if (raw.resources !== undefined) {
     if (!isObject(raw.resources)) problems.push('resources: must be an object of resource name -> settings');
     else for (const [name, r] of Object.entries(raw.resources)) resourceProblems(`resources.${name}`, r, problems, unknown);
@@ -97,6 +99,16 @@ export function validateConfig(raw: unknown): string[] {
       unknown('limits.', raw.limits, limits);
       for (const k of limits)
         if (raw.limits[k] !== undefined && !isCount(raw.limits[k])) problems.push(`limits.${k}: must be a whole number`);
+    }
+  }
+  if (raw.database !== undefined) {
+    if (!isObject(raw.database)) problems.push('database: must be an object');
+    else {
+      const settings = ['poolSize', 'acquireTimeoutMs', 'connectTimeoutMs'];
+      unknown('database.', raw.database, settings);
+      for (const k of settings)
+        if (raw.database[k] !== undefined && !isCount(raw.database[k])) problems.push(`database.${k}: must be a whole number`);
+      if (raw.database.poolSize === 0) problems.push('database.poolSize: must be at least 1');
     }
   }
   return problems;

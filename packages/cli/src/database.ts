@@ -1,6 +1,6 @@
 import type { Entity, Storage } from '@resourcery/core';
 import type { SelectQuery } from '@resourcery/core/storage';
-import { createSqlStorage, openPglite, tableNameFor, type SqlClient } from '@resourcery/sql';
+import { createSqlStorage, openPglite, tableNameFor, waitForDatabase, type SqlClient } from '@resourcery/sql';
 import { FileStore } from './file-store.js';
 import { redact } from './redact.js';
 
@@ -32,7 +32,21 @@ const ALL: SelectQuery = { conditions: [], predicate: null, order: null, offset:
 /** The admin resources a data file keeps (macros, webhooks, pending deliveries). */
 const ADMIN = ['Service.Admin.Macro', 'Service.Admin.Webhook', 'Service.Admin.WebhookOutbox'];
 
-export async function openDatabase(source: string): Promise<Database> {
+/** How `serve` and `import` reach a PostgreSQL server (flags and the config's `database`). */
+export interface DatabaseOptions {
+  /** Connections of the pool (default 10): see docs/deployment.md on max_connections. */
+  poolSize?: number;
+  /** How long a statement waits for a free connection before a 503 (default 5000 ms). */
+  acquireTimeoutMs?: number;
+  /** How long to wait at start for a server that is not up yet (default 30,000 ms). */
+  connectTimeoutMs?: number;
+  /** Told what the start waits for (the CLI prints it). */
+  onWait?: (message: string) => void;
+}
+
+export const DEFAULT_POOL_SIZE = 10;
+
+export async function openDatabase(source: string, options: DatabaseOptions = {}): Promise<Database> {
   let client: SqlClient;
   let close: () => Promise<void>;
   let label: string;
@@ -45,14 +59,18 @@ export async function openDatabase(source: string): Promise<Database> {
     label = source;
   } else {
     const { default: pg } = await import('pg');
-    const pool = new pg.Pool({ connectionString: source, max: 10 });
+    const pool = new pg.Pool({ connectionString: source, max: options.poolSize ?? DEFAULT_POOL_SIZE, connectionTimeoutMillis: 10_000 });
     // An idle client's error (server restart) must not crash the process; the next query reports it.
     pool.on('error', () => undefined);
     client = pool;
     close = () => pool.end();
     label = redact(source);
     try {
-      await pool.query('SELECT 1');
+      // A server still starting (or restarting) is waited for, saying so; a wrong password is not.
+      await waitForDatabase(pool, {
+        timeoutMs: options.connectTimeoutMs,
+        onWait: (reason, ms) => options.onWait?.(`waiting for ${label} (${reason}); trying again in ${(ms / 1000).toFixed(2)} s`),
+      });
     } catch (e) {
       await pool.end().catch(() => undefined);
       throw new Error(`cannot connect to ${label}: ${(e as Error).message}`);
@@ -61,7 +79,8 @@ export async function openDatabase(source: string): Promise<Database> {
   await client.query(`CREATE TABLE IF NOT EXISTS ${CATALOG} (name text PRIMARY KEY, singular boolean NOT NULL DEFAULT false, key text)`);
   // A catalog written before keys were kept gains the column (its resources have no key).
   await client.query(`ALTER TABLE ${CATALOG} ADD COLUMN IF NOT EXISTS key text`);
-  return { client, label, close, storage: (name) => createSqlStorage({ client, table: tableNameFor(name) }) };
+  const acquireTimeoutMs = options.acquireTimeoutMs;
+  return { client, label, close, storage: (name) => createSqlStorage({ client, table: tableNameFor(name), acquireTimeoutMs }) };
 }
 
 export async function catalog(db: Database): Promise<CatalogEntry[]> {

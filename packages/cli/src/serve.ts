@@ -197,10 +197,18 @@ export async function createFileService(
 }
 
 /** The same service over a database: the resources of its catalog plus those the config declares. */
-async function createDatabaseService(options: SourceOptions & { file: string }, config: CliConfig) {
+async function createDatabaseService(
+  options: SourceOptions & Pick<ServeOptions, 'file' | 'poolSize' | 'connectTimeoutMs'>,
+  config: CliConfig,
+) {
   // Loaded only for a database, so serving a file does not load the SQL storage.
   const { addToCatalog, catalog, openDatabase } = await import('./database.js');
-  const db: Database = await openDatabase(options.file);
+  const db: Database = await openDatabase(options.file, {
+    poolSize: options.poolSize ?? config.database?.poolSize,
+    acquireTimeoutMs: config.database?.acquireTimeoutMs,
+    connectTimeoutMs: options.connectTimeoutMs ?? config.database?.connectTimeoutMs,
+    onWait: (message) => process.stderr.write(`resourcery: ${message}\n`),
+  });
   try {
     for (const name of Object.keys(config.resources ?? {})) await addToCatalog(db, name);
     const resources = await catalog(db);

@@ -76,8 +76,10 @@ test('a file imported into PGlite is served with the same URIs; writes persist a
 });
 
 test('a PostgreSQL server that cannot be reached: exit 1 naming it without its password', async () => {
-  const r = await run(['serve', 'postgres://app:secret@127.0.0.1:1/app', '-p', '0']);
+  const r = await run(['serve', 'postgres://app:secret@127.0.0.1:1/app', '-p', '0', '--connect-timeout', '1']);
   expect(r.code).toBe(1);
+  // It waited for the server first, saying what for.
+  expect(r.stderr).toMatch(/waiting for postgres:\/\/app:\*\*\*@127\.0\.0\.1:1\/app \(it refuses connections\); trying again in 0\.25 s/);
   expect(r.stderr).toMatch(/cannot connect to postgres:\/\/app:\*\*\*@127\.0\.0\.1:1\/app/);
   expect(r.stderr).not.toContain('secret');
 });
