@@ -124,9 +124,10 @@ export function parseCommand(argv: string[]): Command {
   if (!/^\d+$/.test(values.port) || port > 65535) throw new UsageError(`--port must be a number from 0 to 65535, not '${values.port}'`);
   if (values.host === '') throw new UsageError('--host needs an address, e.g. 127.0.0.1 or 0.0.0.0');
   if (values['no-cors'] && values.cors.length > 0) throw new UsageError('--cors and --no-cors contradict each other: give one of them');
-  const poolSize = values['pool-size'] === undefined ? undefined : Number(values['pool-size']);
-  if (poolSize !== undefined && (!/^\d+$/.test(values['pool-size']) || poolSize < 1))
-    throw new UsageError(`--pool-size must be a whole number of at least 1, not '${values['pool-size']}'`);
+  const pool = values['pool-size'];
+  const poolSize = pool === undefined ? undefined : Number(pool);
+  if (pool !== undefined && (!/^\d+$/.test(pool) || Number(pool) < 1))
+    throw new UsageError(`--pool-size must be a whole number of at least 1, not '${pool}'`);
   const connect = values['connect-timeout'];
   if (connect !== undefined && !/^\d+(\.\d+)?$/.test(connect))
     throw new UsageError(`--connect-timeout must be a number of seconds, not '${connect}'`);

@@ -57,7 +57,7 @@ export function sessionFor(client: SqlClient, acquireTimeoutMs = DEFAULT_ACQUIRE
         ? pooled(client as PoolClient, acquireTimeoutMs)
         : singleConnection(client);
   return {
-    query: (text, params) => session.query(text, params).catch(asUnavailable),
+    query: <R>(text: string, params?: string[]) => session.query<R>(text, params).catch(asUnavailable),
     transaction: (fn) => session.transaction(fn).catch(asUnavailable),
   };
 }
@@ -86,7 +86,8 @@ function listenForErrors(pool: PoolClient): void {
   heard.add(pool);
   const ignore = () => undefined;
   pool.on('error', ignore);
-  pool.on('connect', ((client: Partial<Emitter>) => client.on?.('error', ignore)) as never);
+  const onConnect: (client: Partial<Emitter>) => void = (client) => client.on?.('error', ignore);
+  pool.on('connect', onConnect);
 }
 
 /** A connection of the pool, or a 503 when none is free within `ms`; one that comes later goes back at once. */
@@ -113,7 +114,7 @@ async function acquire(pool: PoolClient, ms: number): Promise<Checkout> {
 function pooled(pool: PoolClient, acquireTimeoutMs: number): Session {
   listenForErrors(pool);
   return {
-    async query(text, params = []) {
+    async query<R>(text: string, params: string[] = []) {
       const connection = await acquire(pool, acquireTimeoutMs);
       let broken = false;
       const lost = () => {
@@ -122,7 +123,7 @@ function pooled(pool: PoolClient, acquireTimeoutMs: number): Session {
       // Checked out, a connection has no pool listener (one made before this storage has none of ours either).
       connection.on?.('error', lost);
       try {
-        return (await connection.query(text, params)).rows;
+        return (await connection.query(text, params)).rows as R[];
       } catch (e) {
         // A connection that failed (not a statement the database refused) must leave the pool.
         broken ||= unavailable(e) !== null;

@@ -29,7 +29,8 @@ const LOST =
 /** What happened, in words; undefined when the error is no database outage. */
 function outage(e: unknown): string | undefined {
   if (typeof e !== 'object' || e === null) return undefined;
-  const code = String((e as { code?: unknown }).code ?? '');
+  const raw = (e as { code?: unknown }).code;
+  const code = typeof raw === 'string' ? raw : '';
   if (code === 'ECONNREFUSED') return 'it refuses connections';
   if (SOCKET.has(code)) return 'the connection to it failed';
   // SQLSTATE class 08: connection exception; 57P01-57P03: shutting down, crashed, starting;
