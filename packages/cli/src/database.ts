@@ -44,7 +44,7 @@ export interface DatabaseOptions {
   onWait?: (message: string) => void;
 }
 
-export const DEFAULT_POOL_SIZE = 10;
+const DEFAULT_POOL_SIZE = 10;
 
 export async function openDatabase(source: string, options: DatabaseOptions = {}): Promise<Database> {
   let client: SqlClient;

@@ -41,7 +41,7 @@ export interface Session {
 }
 
 /** How long a statement may wait for a pooled connection by default (SqlStorageOptions.acquireTimeoutMs). */
-export const DEFAULT_ACQUIRE_TIMEOUT_MS = 5000;
+const DEFAULT_ACQUIRE_TIMEOUT_MS = 5000;
 
 /**
  * The session for a client. Its statements and transactions fail with 503

@@ -11,7 +11,7 @@ import type { Session } from './client.js';
  */
 
 /** The counters' table, beside the entities' table. */
-export function counterTable(table: string): string {
+function counterTable(table: string): string {
   return table.includes('.') ? `"${table.split('.')[0]}".resourcery_keys` : 'resourcery_keys';
 }
 

@@ -7,7 +7,7 @@ import { ServiceError } from '@resourcery/core';
  */
 
 /** Seconds a client is told to wait (Retry-After) before it tries again. */
-export const RETRY_AFTER_SECONDS = 5;
+const RETRY_AFTER_SECONDS = 5;
 
 /** Node's socket errors of a server that is not there or went away. */
 const SOCKET = new Set([

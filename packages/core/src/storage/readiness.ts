@@ -15,7 +15,7 @@ export interface Readiness {
   storages: StorageReadiness[];
 }
 
-export const DEFAULT_READY_TIMEOUT_MS = 5000;
+const DEFAULT_READY_TIMEOUT_MS = 5000;
 
 /** Text of a failed check: a ServiceError's own message, else the exception's, with any URL password masked. */
 function why(error: unknown): string {
