@@ -21,7 +21,14 @@ export interface CliConfig {
   resources?: Record<string, ResourceConfig>;
   apiKeys?: ApiKeyConfig[];
   cors?: boolean | CorsOptions;
-  limits?: { maxBodyBytes?: number; maxErrorRecords?: number; maxNestingDepth?: number; maxEntities?: number; maxCausedRequests?: number };
+  limits?: {
+    maxBodyBytes?: number;
+    maxErrorRecords?: number;
+    maxErrorRecordChars?: number;
+    maxNestingDepth?: number;
+    maxEntities?: number;
+    maxCausedRequests?: number;
+  };
   /** `serve postgres://...`: the pool (docs/deployment.md#postgresql-in-production); flags win. */
   database?: { poolSize?: number; acquireTimeoutMs?: number; connectTimeoutMs?: number };
 }
@@ -95,7 +102,7 @@ export function validateConfig(raw: unknown): string[] {
   if (raw.limits !== undefined) {
     if (!isObject(raw.limits)) problems.push('limits: must be an object');
     else {
-      const limits = ['maxBodyBytes', 'maxErrorRecords', 'maxNestingDepth', 'maxEntities', 'maxCausedRequests'];
+      const limits = ['maxBodyBytes', 'maxErrorRecords', 'maxErrorRecordChars', 'maxNestingDepth', 'maxEntities', 'maxCausedRequests'];
       unknown('limits.', raw.limits, limits);
       for (const k of limits)
         if (raw.limits[k] !== undefined && !isCount(raw.limits[k])) problems.push(`limits.${k}: must be a whole number`);

@@ -4,7 +4,7 @@ import { apiKeys, ApiKeys, type ApiKeyConfig } from './model/api-keys.js';
 import { ruleMethod, runAuthenticate, type Authenticate, type Caller, type FetchOptions, type HandleOptions } from './model/caller.js';
 import type { ProtocolProvider } from './content-types/content-type.js';
 import { DEFAULT_MAX_ENTITIES, DEFAULT_MAX_NESTING, MAX_NESTING_LIMIT } from './util/nesting.js';
-import { ERROR_RESOURCE, ErrorRecords, type ErrorRecord } from './admin/error-records.js';
+import { ERROR_RESOURCE, ErrorRecords, type ErrorRecord, type ErrorRecordBounds } from './admin/error-records.js';
 import { Redaction, type RedactionOptions } from './model/redaction.js';
 import { adminRules, checkAdminOptions, defaultPrincipalName, type AdminOptions } from './admin/access.js';
 import { ServiceError } from './errors.js';
@@ -61,6 +61,13 @@ export interface ServiceOptions {
   maxEntities?: number;
   /** How many error records to keep (default 2000, the newest). */
   maxErrorRecords?: number;
+  /** How many characters all error records together may keep (default 8 Mi); past it the oldest go (docs/limits.md). */
+  maxErrorRecordChars?: number;
+  /**
+   * The part of `maxErrorRecords` and `maxErrorRecordChars` one principal may hold once the
+   * store is full (default 0.25): past it, its own oldest records go first (docs/security.md).
+   */
+  errorRecordShare?: number;
   /** Whether entity resources raise Inserted/Updated/Deleted events (default true). */
   events?: boolean;
   /** Storage for the built-in admin resources (macros, webhooks, outbox, errors); undefined or omitted: memory. */
@@ -106,6 +113,8 @@ type ResolvedOptions = Required<
     | 'maxNestingDepth'
     | 'maxEntities'
     | 'maxErrorRecords'
+    | 'maxErrorRecordChars'
+    | 'errorRecordShare'
     | 'events'
     | 'allowPrivateDestinations'
     | 'searchBudget'
@@ -147,6 +156,8 @@ export class Service {
       maxNestingDepth: DEFAULT_MAX_NESTING,
       maxEntities: DEFAULT_MAX_ENTITIES,
       maxErrorRecords: 2000,
+      maxErrorRecordChars: 8 * 1024 * 1024,
+      errorRecordShare: 0.25,
       events: true,
       allowPrivateDestinations: false,
       searchBudget: DEFAULT_SEARCH_BUDGET,
@@ -189,7 +200,7 @@ export class Service {
     this.redaction = new Redaction(options.redact);
     this.errors = new ErrorRecords(
       errorStorage,
-      this.options.maxErrorRecords,
+      errorRecordBounds(this.options),
       options.admin?.principalName ?? defaultPrincipalName,
       this.redaction,
     );
@@ -390,4 +401,15 @@ export class Service {
 
 export function createService(options: ServiceOptions = {}): Service {
   return new Service(options);
+}
+
+function errorRecordBounds(
+  options: Pick<ServiceOptions, 'maxErrorRecords' | 'maxErrorRecordChars' | 'errorRecordShare'>,
+): ErrorRecordBounds {
+  const { maxErrorRecords: count = 2000, maxErrorRecordChars: chars = 0, errorRecordShare: share = 0 } = options;
+  if (!Number.isInteger(count) || count < 1) throw new Error(`maxErrorRecords must be a whole number of at least 1, not ${count}`);
+  if (!Number.isInteger(chars) || chars < 1) throw new Error(`maxErrorRecordChars must be a whole number of at least 1, not ${chars}`);
+  if (typeof share !== 'number' || !(share > 0 && share <= 1))
+    throw new Error(`errorRecordShare must be a number above 0 and at most 1, not ${share}`);
+  return { count, chars, share };
 }

@@ -283,6 +283,57 @@ describe('the error store is bounded and can be cleared', () => {
     expect(await recordCount(small)).toBe(3);
   });
 
+  test('the characters all records keep are bounded: large failing bodies evict the oldest records', async () => {
+    const small = createService({ maxErrorRecordChars: 40_000 });
+    small.addResource({
+      name: 'Person',
+      storage: new MemoryStorage(),
+      schema: { type: 'object', properties: { Age: { type: 'integer' } } },
+    });
+    const bad = JSON.stringify({ Age: 'x'.repeat(9000) });
+    for (let i = 1; i <= 10; i++) expect((await call(small, 'POST', `/Person/_/label=${i}`, { body: bad })).status).toBe(400);
+    const kept = (await call(small, 'GET', '/Service.Admin.Error', { headers: RAW })).json as any[];
+    const chars = kept.reduce((n, r) => n + Object.values(r).reduce((m: number, v) => m + (typeof v === 'string' ? v.length : 0), 0), 0);
+    expect(chars).toBeLessThanOrEqual(40_000);
+    // Each record keeps over 9,000 characters: a few fit, the newest ones.
+    expect(kept.length).toBeGreaterThanOrEqual(2);
+    expect(kept.length).toBeLessThan(5);
+    expect(kept.map((r) => r.Uri)).toEqual([7, 8, 9, 10].slice(4 - kept.length).map((i) => `/Person/_/label=${i}`));
+  });
+
+  test("one caller flooding the store evicts its own records, not another caller's", async () => {
+    const keyed = createService({
+      maxErrorRecords: 8,
+      apiKeys: [
+        { key: 'admin-key', name: 'admin', allow: [{ resources: ['*', 'Service.Admin.*'] }] },
+        { key: 'victim-key', name: 'victim', allow: [{ resources: ['Person'], methods: ['GET'] }] },
+        { key: 'attacker-key', name: 'attacker', allow: [{ resources: ['Person'], methods: ['GET'] }] },
+      ],
+    });
+    keyed.addResource({
+      name: 'Person',
+      storage: new MemoryStorage(),
+      schema: { type: 'object', properties: { Age: { type: 'integer' } } },
+    });
+    const as = (key: string) => ({ headers: { authorization: `apikey ${key}` } });
+    for (let i = 1; i <= 2; i++) expect((await call(keyed, 'GET', `/Person/Nope${i}=1`, as('victim-key'))).json.MoreInfoAt).toBeDefined();
+    for (let i = 1; i <= 50; i++) await call(keyed, 'GET', `/Person/Flood${i}=1`, as('attacker-key'));
+    const kept = (await call(keyed, 'GET', '/Service.Admin.Error', { headers: { ...RAW, authorization: 'apikey admin-key' } }))
+      .json as any[];
+    expect(kept).toHaveLength(8);
+    expect(kept.filter((r) => r.Principal === 'victim').map((r) => r.Uri)).toEqual(['/Person/Nope1=1', '/Person/Nope2=1']);
+    // The attacker keeps its newest six.
+    expect(kept.filter((r) => r.Principal === 'attacker').map((r) => r.Uri)).toEqual(
+      [45, 46, 47, 48, 49, 50].map((i) => `/Person/Flood${i}=1`),
+    );
+  });
+
+  test('the bounds are checked at start', () => {
+    expect(() => createService({ maxErrorRecordChars: 0 })).toThrow('maxErrorRecordChars');
+    expect(() => createService({ errorRecordShare: 1.5 })).toThrow('errorRecordShare');
+    expect(() => createService({ maxErrorRecords: -1 })).toThrow('maxErrorRecords');
+  });
+
   test('DELETE by id removes that record only', async () => {
     const first = await call(service, 'GET', '/One');
     await call(service, 'GET', '/Two');

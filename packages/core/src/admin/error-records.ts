@@ -39,14 +39,48 @@ export interface FailedRequest {
   bodyTextForRecord(): Promise<string>;
 }
 
+/** Bounds of the Error record store (docs/limits.md). */
+export interface ErrorRecordBounds {
+  /** Most records kept. */
+  readonly count: number;
+  /** Most characters kept in all records together (every text property counted). */
+  readonly chars: number;
+  /** The part of either bound one principal may hold once the store is full (0 to 1). */
+  readonly share: number;
+}
+
+/** What the store knows of one record: who it was for and how large it is. */
+interface Entry {
+  readonly principal: string;
+  readonly chars: number;
+  /** The record as the storage returned it (what a delete addresses), or as written. */
+  readonly entity: Entity;
+}
+
+/** Who holds how much of the store. */
+interface Holding {
+  count: number;
+  chars: number;
+}
+
+/** The principal key of records whose request had no principal. */
+const ANONYMOUS = '\u0000anonymous';
+
 /**
- * Error records (docs/errors.md): every error response but 401 is stored, newest `max` kept,
- * secrets redacted. The response links to its record through ErrorInfo.
+ * Error records (docs/errors.md): every error response but 401 is stored, secrets redacted,
+ * within bounds on count and characters. When a bound is crossed, the oldest record of the
+ * principal holding most past its share goes first; while nobody is past it, the oldest
+ * overall. So one caller flooding the store with failures evicts its own records, not
+ * others' (docs/security.md#error-records). The response links to its record through ErrorInfo.
  */
 export class ErrorRecords {
-  private stored = 0;
   private counter = 0;
-  private trimming: Promise<void> = Promise.resolve();
+  /** Records in the storage, oldest first, as far as this instance knows (null: not read yet). */
+  private ledger: Map<string, Entry> | null = null;
+  private chars = 0;
+  private readonly holdings = new Map<string, Holding>();
+  /** Accounting runs one record at a time, so two never evict the same record. */
+  private accounting: Promise<void> = Promise.resolve();
   /**
    * Starts with a letter: an id of digits alone (`123456` + `7`) would be an unquoted number
    * in `id=<id>`, which never equals a string value (docs/uri.md), so the ErrorInfo link
@@ -56,7 +90,7 @@ export class ErrorRecords {
 
   constructor(
     private readonly storage: Storage,
-    private readonly max: number,
+    private readonly bounds: ErrorRecordBounds,
     private readonly principalName: (principal: unknown) => string | null | undefined,
     private readonly redaction: Redaction,
   ) {}
@@ -78,15 +112,9 @@ export class ErrorRecords {
       Principal: this.nameOf(ctx.principal),
     };
     await this.storage.write({ insert: [entity] });
-    // Instances sharing the storage all write records: the cap is on what is stored, so
-    // count it when the storage can (a cheap query on a table kept at `max` rows).
-    this.stored = this.storage.count ? await this.storage.count({ conditions: [], predicate: null }) : this.stored + 1;
-    if (this.stored > this.max) {
-      // One trim at a time: concurrent trims pick the same oldest records and the second
-      // delete fails. The record is stored either way, so a failed trim must not lose its link.
-      this.trimming = this.trimming.then(() => this.trim()).catch(() => undefined);
-      await this.trimming;
-    }
+    // The record is stored either way: a failed accounting must not lose its link.
+    this.accounting = this.accounting.then(() => this.account(entity)).catch(() => undefined);
+    await this.accounting;
     return id;
   }
 
@@ -100,21 +128,78 @@ export class ErrorRecords {
     }
   }
 
-  private async trim(): Promise<void> {
-    // Records deleted through the resource make the counter run high: count again when the storage can.
-    if (this.storage.count) this.stored = await this.storage.count({ conditions: [], predicate: null });
-    const excess = this.stored - this.max;
-    if (excess <= 0) return;
+  private async account(entity: ErrorRecord): Promise<void> {
+    if (this.ledger === null) await this.load();
+    else this.add(entity);
+    // Records deleted through the resource, or written by other instances sharing the
+    // storage, make the ledger differ from the storage: read it again (a table kept small).
+    const stale = this.storage.count && (await this.storage.count({ conditions: [], predicate: null })) !== this.ledger!.size;
+    const over = this.ledger!.size > this.bounds.count || this.chars > this.bounds.chars;
+    // A delete addresses the records as the storage returns them: read them before evicting.
+    if (stale || over) await this.load();
+    const victims = this.evict();
+    if (victims.length > 0) await this.storage.write({ delete: victims.map((e) => targetOf(this.storage, e)) });
+  }
+
+  private async load(): Promise<void> {
+    this.ledger = new Map();
+    this.chars = 0;
+    this.holdings.clear();
     const { entities } = await this.storage.select({
       conditions: [],
       predicate: null,
       order: { locator: new Locator('Time'), descending: false },
       offset: 0,
-      limit: excess,
+      limit: -1,
     });
-    const oldest: Entity[] = [];
-    for await (const e of entities as AsyncIterable<Entity>) oldest.push(e);
-    await this.storage.write({ delete: oldest.slice(0, excess).map((e) => targetOf(this.storage, e)) });
-    this.stored -= Math.min(excess, oldest.length);
+    for await (const e of entities as AsyncIterable<Entity>) this.add(e as unknown as ErrorRecord, e);
   }
+
+  private add(record: ErrorRecord, stored: Entity = record): void {
+    const entry = { principal: record.Principal ?? ANONYMOUS, chars: sizeOf(record), entity: stored };
+    this.ledger!.set(record.Id, entry);
+    this.chars += entry.chars;
+    const held = this.holdings.get(entry.principal) ?? { count: 0, chars: 0 };
+    held.count++;
+    held.chars += entry.chars;
+    this.holdings.set(entry.principal, held);
+  }
+
+  /** Takes records out of the ledger until it is within the bounds; returns them. */
+  private evict(): Entity[] {
+    const ledger = this.ledger!;
+    const { count, chars, share } = this.bounds;
+    const victims: Entity[] = [];
+    while (ledger.size > count || (this.chars > chars && ledger.size > 1)) {
+      // The principal furthest past its share, if any.
+      let worst: string | null = null;
+      let most = 1;
+      for (const [principal, held] of this.holdings) {
+        const part = Math.max(held.count / (count * share), held.chars / (chars * share));
+        if (part > most) [worst, most] = [principal, part];
+      }
+      let victim: string | undefined;
+      for (const [id, entry] of ledger)
+        if (worst === null || entry.principal === worst) {
+          victim = id;
+          break;
+        }
+      const entry = ledger.get(victim!)!;
+      ledger.delete(victim!);
+      this.chars -= entry.chars;
+      const held = this.holdings.get(entry.principal)!;
+      held.count--;
+      held.chars -= entry.chars;
+      if (held.count === 0) this.holdings.delete(entry.principal);
+      victims.push(entry.entity);
+    }
+    return victims;
+  }
+}
+
+/** The characters a record keeps: every text property. */
+function sizeOf(record: ErrorRecord): number {
+  let n = 0;
+  for (const value of Object.values(record)) if (typeof value === 'string') n += value.length;
+  return n;
 }
