@@ -15,12 +15,14 @@ aside{background:#fff;border:1px solid #dde1e7;border-radius:6px;padding:8px;max
 .desc{color:#5b6472;font-size:12px}.methods span{display:inline-block;font-size:10px;background:#e8edf5;border-radius:3px;padding:0 4px;margin:2px 2px 0 0}
 .props{font-size:12px;color:#39414f;margin:4px 0 0 0;padding-left:16px}
 section{background:#fff;border:1px solid #dde1e7;border-radius:6px;padding:12px;min-width:0}
-form{display:flex;gap:8px}#uri{flex:1;font:13px ui-monospace,monospace;padding:6px}
+form{display:flex;gap:8px}#uri,#selector{flex:1;font:13px ui-monospace,monospace;padding:6px}
 input,select,button{font:inherit;padding:4px 8px}.bar{display:flex;gap:8px;align-items:center;margin:10px 0}
 #status{color:#5b6472;flex:1}#error{color:#a31515;margin:8px 0}#error:empty{display:none}
 .table{overflow:auto;max-height:65vh}table{border-collapse:collapse;font-size:13px}
 th,td{border:1px solid #e3e6eb;padding:3px 6px;text-align:left;vertical-align:top;white-space:nowrap;max-width:320px;overflow:hidden;text-overflow:ellipsis}
 th{background:#f0f2f5;position:sticky;top:0}
+h2{font-size:14px;margin:16px 0 8px}#live-status{color:#5b6472;margin:6px 0}
+#events td.data{white-space:normal;max-width:none;font:12px ui-monospace,monospace}
 `;
 
 const SCRIPT = `
@@ -37,11 +39,17 @@ const SCRIPT = `
   }
   // Requests go to this page's own origin only: a URI typed as //host/... or @host would
   // otherwise send the API key to another host (docs/explorer.md).
-  function request(uri, accept) {
+  // more: { lastEventId, signal } for a stream.
+  function request(uri, accept, more) {
     var url = new URL(base + uri, location.href);
-    if (url.origin !== location.origin)
-      return Promise.reject(new Error('the explorer sends requests only to its own origin, ' + location.origin + ', not to ' + url.origin));
-    return fetch(url.href, { headers: headers(accept), redirect: 'error' });
+    if (url.origin !== location.origin) {
+      var refused = new Error('the explorer sends requests only to its own origin, ' + location.origin + ', not to ' + url.origin);
+      refused.final = true;
+      return Promise.reject(refused);
+    }
+    var h = headers(accept);
+    if (more && more.lastEventId !== undefined) h['Last-Event-ID'] = more.lastEventId;
+    return fetch(url.href, { headers: h, redirect: 'error', signal: more && more.signal });
   }
   function el(tag, text, cls) {
     var e = document.createElement(tag);
@@ -158,7 +166,7 @@ const SCRIPT = `
           var box = el('div', undefined, 'res');
           var name = el('button', r.name, 'name');
           name.type = 'button';
-          name.onclick = function () { go('/' + r.name); };
+          name.onclick = function () { if (r.kind === 'EventResource') watch('/' + r.name); else go('/' + r.name); };
           box.appendChild(name);
           if (r.description) box.appendChild(el('div', r.description, 'desc'));
           var methods = el('div', undefined, 'methods');
@@ -183,13 +191,109 @@ const SCRIPT = `
     });
   }
 
+  // The live view: a selector's events over fetch (so the key header goes along, which an
+  // EventSource cannot send), parsed as Server-Sent Events; the service filters them by the
+  // caller's rights and rows as it does every stream. After a stream ends it reconnects
+  // with Last-Event-ID, so nothing within the service's retention is missed.
+  var live = { controller: null, timer: null };
+  var MAX_EVENTS = 200;
+
+  function stopWatching(text) {
+    if (live.controller) live.controller.abort();
+    clearTimeout(live.timer);
+    live.controller = null;
+    $('stop').disabled = true;
+    if (text !== undefined) $('live-status').textContent = text;
+  }
+
+  function addEvent(message) {
+    var data = message.data;
+    try { data = JSON.stringify(JSON.parse(message.data)); } catch (e) { /* shown as sent */ }
+    var tr = el('tr');
+    tr.appendChild(el('td', new Date().toLocaleTimeString()));
+    tr.appendChild(el('td', message.event || ''));
+    tr.appendChild(el('td', message.id || ''));
+    tr.appendChild(el('td', data === undefined ? '' : data, 'data'));
+    var table = $('events');
+    table.insertBefore(tr, table.firstChild);
+    while (table.children.length > MAX_EVENTS) table.removeChild(table.lastChild);
+    $('live-count').textContent = String(Number($('live-count').textContent) + 1);
+  }
+
+  function connect(selector, lastId) {
+    var controller = new AbortController();
+    live.controller = controller;
+    var retry = function (why) {
+      if (controller.signal.aborted) return;
+      $('live-status').textContent = why + '; reconnecting...';
+      live.timer = setTimeout(function () { connect(selector, lastId); }, 1000);
+    };
+    return request(selector, 'text/event-stream', { lastEventId: lastId, signal: controller.signal }).then(function (res) {
+      if (!res.ok) {
+        return res.json().then(function (b) { showError(b, res.status); }, function () { showError(null, res.status); }).then(function () {
+          if (res.status === 429 || res.status >= 500) return retry('HTTP ' + res.status);
+          stopWatching('Refused (HTTP ' + res.status + ')');
+        });
+      }
+      $('live-status').textContent = 'Watching ' + selector;
+      var reader = res.body.getReader();
+      var decoder = new TextDecoder();
+      var buffer = '';
+      var message = {};
+      var pump = function () {
+        return reader.read().then(function (r) {
+          if (r.done) return retry('The stream ended');
+          buffer += decoder.decode(r.value, { stream: true });
+          var m;
+          while ((m = /\\r\\n|\\r|\\n/.exec(buffer)) !== null) {
+            var line = buffer.slice(0, m.index);
+            buffer = buffer.slice(m.index + m[0].length);
+            if (line === '') {
+              if (message.id !== undefined) lastId = message.id;
+              if (message.event === 'reset') addEvent({ event: 'reset', id: message.id, data: 'Events after the last one seen are no longer kept' });
+              else if (message.data !== undefined) addEvent(message);
+              message = {};
+              continue;
+            }
+            if (line.charAt(0) === ':') continue;
+            var colon = line.indexOf(':');
+            var field = colon < 0 ? line : line.slice(0, colon);
+            var value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+            if (field === 'data') message.data = message.data === undefined ? value : message.data + '\\n' + value;
+            else if (field === 'id' || field === 'event') message[field] = value;
+          }
+          return pump();
+        });
+      };
+      return pump();
+    }).catch(function (e) {
+      if (e.final) stopWatching('Failed: ' + e.message);
+      else retry('Failed: ' + e.message);
+    });
+  }
+
+  function watch(selector) {
+    stopWatching();
+    selector = selector.trim();
+    if (selector.charAt(0) !== '/') selector = '/' + selector;
+    $('selector').value = selector;
+    $('error').textContent = '';
+    $('events').textContent = '';
+    $('live-count').textContent = '0';
+    $('live-status').textContent = 'Connecting...';
+    $('stop').disabled = false;
+    return connect(selector, undefined);
+  }
+
   $('query').onsubmit = function (e) { e.preventDefault(); go($('uri').value.trim()); };
   $('prev').onclick = function () { state.offset = Math.max(0, state.offset - state.size); run(); };
   $('next').onclick = function () { state.offset += state.size; run(); };
   $('size').onchange = function () { state.size = Number($('size').value); state.offset = 0; run(); };
   $('excel').onclick = function () { download('application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'); };
   $('jsonl').onclick = function () { download('application/jsonlines'); };
-  $('keyform').onsubmit = function (e) { e.preventDefault(); key = $('key').value; loadResources(); run(); };
+  $('keyform').onsubmit = function (e) { e.preventDefault(); key = $('key').value; stopWatching(''); loadResources(); run(); };
+  $('liveform').onsubmit = function (e) { e.preventDefault(); watch($('selector').value); };
+  $('stop').onclick = function () { stopWatching('Stopped'); };
   loadResources();
   go('/');
 })();
@@ -214,6 +318,10 @@ export function explorerPage(basePath: string): string {
 <span id="status"></span><button id="excel" type="button">Excel</button><button id="jsonl" type="button">JSON Lines</button></div>
 <div id="error" role="alert"></div>
 <div class="table"><table id="rows"></table></div>
+<h2>Live events (<span id="live-count">0</span>)</h2>
+<form id="liveform"><input id="selector" aria-label="Event selector" spellcheck="false" placeholder="/Person.Inserted/Age>=18"><button id="watch">Watch</button><button id="stop" type="button" disabled>Stop</button></form>
+<div id="live-status"></div>
+<div class="table"><table id="events"></table></div>
 </section></main>
 <script>${SCRIPT.replace('BASE', () => base)}</script>
 </body></html>`;
