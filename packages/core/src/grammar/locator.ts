@@ -8,7 +8,6 @@ export class Locator {
   readonly segments: readonly string[];
   private readonly lower: string[];
   private readonly lastKey: (string | undefined)[];
-  private canonicalCache: string | undefined;
   private readonly single: boolean;
 
   constructor(text: string) {
@@ -54,9 +53,17 @@ export class Locator {
     return this.get(entity);
   }
 
-  /** The locator spelled as the data spells it (`address.city` -> `Address.City`). */
+  /**
+   * The locator spelled as this entity spells it (`address.city` -> `Address.City`, a
+   * string's or array's `length` -> `Length`), or as written when the entity does not have
+   * it: never what another entity showed (docs/uri.md, "Output names").
+   */
   canonical(entity?: unknown): string {
-    if (entity === undefined) return this.canonicalCache ?? this.text;
+    return entity === undefined ? this.text : (this.spelledIn(entity) ?? this.text);
+  }
+
+  /** The locator spelled as this entity spells it; undefined when a step is missing. */
+  spelledIn(entity: unknown): string | undefined {
     const names: string[] = [];
     let value: unknown = entity;
     for (let i = 0; i < this.segments.length; i++) {
@@ -69,12 +76,10 @@ export class Locator {
         names.push('Length');
         value = undefined;
       } else {
-        // Not present on this entity: fall back to what an earlier entity showed, or as written.
-        return this.canonicalCache ?? this.text;
+        return undefined;
       }
     }
-    this.canonicalCache = names.join('.');
-    return this.canonicalCache;
+    return names.join('.');
   }
 
   private step(value: unknown, i: number): unknown {

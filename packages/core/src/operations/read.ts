@@ -12,6 +12,7 @@ import type { Result } from './results.js';
 import type { RowRule } from '../model/rules.js';
 import { SELECT_ALL, type SelectQuery, type SelectResult } from '../storage/storage.js';
 import { entityVersion } from '../storage/version.js';
+import { withOutputNames } from './output-names.js';
 
 /**
  * The entities a GET returns (output form, projected): at once when the storage answers
@@ -29,6 +30,22 @@ function selectOutput(
 
 /** selectOutput, or with `stream`, the entities one at a time when the storage streams them (SelectQuery.stream). */
 function selectFrom(
+  resource: Resource,
+  q: CompiledQuery,
+  rows: RowRule | null,
+  budget: number,
+  provenance: Provenance | undefined,
+  stream: boolean,
+): Eventually<Entity[] | Streamed> {
+  if (q.meta.add === null && q.meta.select === null) return selectNamed(resource, q, rows, budget, provenance, stream);
+  const named = withOutputNames(resource, q, rows);
+  return isPromise(named)
+    ? Promise.resolve(named).then((n) => selectNamed(resource, n, rows, budget, provenance, stream))
+    : selectNamed(resource, named, rows, budget, provenance, stream);
+}
+
+/** selectFrom once the output names of `add` and a dotted `select` are known. */
+function selectNamed(
   resource: Resource,
   q: CompiledQuery,
   rows: RowRule | null,

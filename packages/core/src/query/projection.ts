@@ -15,7 +15,14 @@ export interface CompiledProjection {
   sourceOf(locator: Locator): Locator | null;
 }
 
-export function compileProjection(meta: MetaConditions): CompiledProjection {
+/** The output name of an added or dotted selected locator, the same for every entity. */
+export type OutputNames = ReadonlyMap<Locator, string>;
+
+/**
+ * `names`: the output names of the `add` and dotted `select` locators (from the schema or
+ * the stored resource, operations/output-names.ts); without one, each entity's own spelling.
+ */
+export function compileProjection(meta: MetaConditions, names?: OutputNames): CompiledProjection {
   const { add, rename, select } = meta;
   const renames = rename ?? [];
   const renamedAway = new Set(renames.filter((r) => !r.from.isDotted).map((r) => r.from.text.toLowerCase()));
@@ -50,7 +57,7 @@ export function compileProjection(meta: MetaConditions): CompiledProjection {
     const added: string[] = [];
     if (add) {
       for (const l of add) {
-        const name = l.canonical(entity);
+        const name = names?.get(l) ?? l.canonical(entity);
         out[name] = l.get(entity) ?? null;
         added.push(name);
       }
@@ -69,7 +76,7 @@ export function compileProjection(meta: MetaConditions): CompiledProjection {
           // An added value (`Name.Length`) is a flat key of the output.
           picked[flat] = out[flat];
         } else if (l.isDotted) {
-          picked[l.canonical(out)] = l.get(out) ?? null;
+          picked[names?.get(l) ?? l.canonical(out)] = l.get(out) ?? null;
         } else {
           const key = findKey(out, l.text);
           picked[key ?? l.canonical()] = key === undefined ? null : out[key];

@@ -89,3 +89,29 @@ function convert(value: Literal, type: string, text: string): Literal {
   }
   throw new ServiceError('InvalidConditionValueType', `'${raw}' in condition '${text}' is not a valid ${type}`);
 }
+
+/**
+ * A locator spelled as the schema declares it (`notes.length` -> `Notes.Length` when
+ * `Notes` is a declared string or array); undefined when the schema does not declare
+ * every step (docs/uri.md, "Output names").
+ */
+export function schemaSpelling(schema: JsonSchema | undefined, segments: readonly string[]): string | undefined {
+  const names: string[] = [];
+  let current: JsonSchema | undefined = schema;
+  for (let i = 0; i < segments.length; i++) {
+    const key = current?.properties ? findKey(current.properties, segments[i]) : undefined;
+    if (key !== undefined) {
+      names.push(key);
+      current = current!.properties![key];
+    } else if (
+      i === segments.length - 1 &&
+      segments[i].toLowerCase() === 'length' &&
+      typesOf(current).some((t) => t === 'string' || t === 'array')
+    ) {
+      names.push('Length');
+    } else {
+      return undefined;
+    }
+  }
+  return names.join('.');
+}
