@@ -25,6 +25,7 @@ const STATUS = {
   UnknownView: 404,
   UnknownMacro: 404,
   UnknownProperty: 404,
+  NotFound: 404,
   MethodNotAllowed: 405,
   NotAcceptable: 406,
   Conflict: 409,

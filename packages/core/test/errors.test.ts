@@ -469,6 +469,8 @@ describe('every ErrorCode maps to the status DESIGN 5 documents', () => {
     UnknownView: 404,
     UnknownMacro: 404,
     UnknownProperty: 404,
+    // A write that must change an existing entity and matches none (DESIGN 14).
+    NotFound: 404,
     MethodNotAllowed: 405,
     NotAcceptable: 406,
     // Not in DESIGN 5's subset; added the same way for writes that lose a race.
