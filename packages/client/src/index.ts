@@ -96,10 +96,13 @@ export class Query<T = Entity> {
     return this.with({ meta });
   }
 
-  /** `where('Age', '>', 30)`, or `where({ Name: 'Ann', City: null })` for equality. */
-  where(property: string, operator: Operator, value: Value): Query<T>;
-  where(equal: Partial<Record<keyof T & string, Value>> | Record<string, Value>): Query<T>;
-  where(a: string | Record<string, Value | undefined>, operator?: Operator, value?: Value): Query<T> {
+  /**
+   * `where('Age', '>', 30)`, or `where({ Name: 'Ann', City: null })` for equality. A list
+   * of values is any of them: `where('Status', '=', ['open', 'pending'])`.
+   */
+  where(property: string, operator: Operator, value: Value | readonly Value[]): Query<T>;
+  where(equal: Partial<Record<keyof T & string, Value | readonly Value[]>> | Record<string, Value | readonly Value[]>): Query<T>;
+  where(a: string | Record<string, Value | readonly Value[] | undefined>, operator?: Operator, value?: Value | readonly Value[]): Query<T> {
     const added =
       typeof a === 'string'
         ? [encodeCondition({ property: a, operator: operator!, value: value === undefined ? null : value })]

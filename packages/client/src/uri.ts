@@ -1,6 +1,7 @@
 /**
- * Building Resourcery URIs safely. The server splits a URI on `/`, then on `&`, then each
- * item at its operator, and only then percent-decodes names and values (docs/uri.md). So
+ * Building Resourcery URIs safely. The server splits a URI on `/`, then on `&`, then on
+ * `|` (alternatives), then each item at its operator, and only then percent-decodes names
+ * and values (docs/uri.md). So
  * operators are written as they are, and every name and value is encoded, including the
  * characters encodeURIComponent leaves alone (`!`, `'`, `(`, `)`, `*`) so that no value
  * can be read as an operator or a quote.
@@ -12,7 +13,8 @@ export type Value = string | number | boolean | null | Date;
 export interface Condition {
   property: string;
   operator: Operator;
-  value: Value;
+  /** A list: any of the values (`Id=1|2|3`, docs/uri.md "Alternatives"). */
+  value: Value | readonly Value[];
 }
 
 export const OPERATORS: readonly Operator[] = ['=', '!=', '<', '>', '<=', '>='];
@@ -46,7 +48,11 @@ export function encodeValue(value: Value): string {
 
 export function encodeCondition(c: Condition): string {
   if (!OPERATORS.includes(c.operator)) throw new TypeError(`Unknown operator '${c.operator}': use ${OPERATORS.join(' ')}`);
-  return `${encodeLocator(c.property)}${c.operator}${encodeValue(c.value)}`;
+  const head = `${encodeLocator(c.property)}${c.operator}`;
+  if (!Array.isArray(c.value)) return head + encodeValue(c.value as Value);
+  // Alternatives after the first repeat its locator and operator (`Status='open'|'done'`).
+  if (c.value.length === 0) throw new TypeError(`No values for '${c.property}': a list needs at least one`);
+  return head + c.value.map(encodeValue).join('|');
 }
 
 /**

@@ -94,6 +94,15 @@ describe.each(adapters)('@resourcery/client against %s', (_name, serve) => {
     expect(await products().where('Name', '=', null).get()).toEqual([]);
   });
 
+  test('a list of values is any of them (alternatives), each value encoded, `|` inside one included', async () => {
+    const names = PRODUCTS.map((p) => p.Name);
+    const q = products().where('Name', '=', [names[0], names[1], 'no|such']);
+    expect(q.uri()).toMatch(/^\/Shop\.Product\/Name='[^|]*'\|'[^|]*'\|'no%7Csuch'$/);
+    expect((await q.get()).map((p) => p.Name)).toEqual([names[0], names[1]]);
+    expect(await products().where({ Name: names }).count()).toBe(PRODUCTS.length);
+    expect(() => products().where('Name', '=', [])).toThrow(TypeError);
+  });
+
   test('conditions and meta-conditions build the URI a person would write', async () => {
     const q = products().where('Price', '>', 5).where('Price', '<=', 25).orderDesc('Price').limit(2).select('Name', 'Price');
     expect(q.uri()).toBe('/Shop.Product/Price>5&Price<=25/order_desc=Price&limit=2&select=Name,Price');

@@ -1,6 +1,15 @@
 import fc from 'fast-check';
 import { ServiceError } from '@resourcery/core';
-import { clearParseCache, compileQuery, evaluate, META_KEYS, parseUri, toMetaConditions, type ParsedUri } from '@resourcery/core/storage';
+import {
+  clearParseCache,
+  compileQuery,
+  evaluate,
+  META_KEYS,
+  parseUri,
+  toMetaConditions,
+  type Condition,
+  type ParsedUri,
+} from '@resourcery/core/storage';
 import { caught } from './query-support';
 
 /** The parse of a URI whose conditions and meta-conditions are valid. */
@@ -18,11 +27,11 @@ function deferred(uri: string): ServiceError {
 }
 
 function conditionsOf(uri: string) {
-  return valid(uri).conditions.map((c) => ({ key: c.locator.text, op: c.op, value: c.value }));
+  return (valid(uri).conditions as Condition[]).map((c) => ({ key: c.locator.text, op: c.op, value: c.value }));
 }
 
 function valueOf(literal: string) {
-  return valid(`/R/A=${literal}`).conditions[0].value;
+  return (valid(`/R/A=${literal}`).conditions[0] as Condition).value;
 }
 
 describe('the resource part: /<resource>[-<view>], $<macro>, every part optional', () => {
@@ -300,7 +309,7 @@ describe('InvalidConditionOperator: an unknown operator or none at all', () => {
   ])('an encoded <, > or = at the start of a value is data: %s', (item, value) => {
     const parsed = parseUri(`/Person/${item}`);
     expect(parsed.error).toBeNull();
-    expect(parsed.conditions[0].value).toEqual({ kind: 'raw', text: value });
+    expect((parsed.conditions[0] as Condition).value).toEqual({ kind: 'raw', text: value });
   });
 });
 
@@ -354,7 +363,7 @@ describe('errors in conditions and meta-conditions are deferred; the resource pa
 
   test('a deferred error does not lose the conditions parsed before a bad meta-condition', () => {
     const parsed = parseUri('/Person/A=1/colour=red');
-    expect(parsed.conditions.map((c) => c.locator.text)).toEqual(['A']);
+    expect((parsed.conditions as Condition[]).map((c) => c.locator.text)).toEqual(['A']);
     expect(parsed.error!.code).toBe('InvalidMetaConditionKey');
   });
 });

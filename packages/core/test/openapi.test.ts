@@ -93,6 +93,7 @@ describe('OpenAPI document', () => {
     const meta = doc.components.parameters.metaConditions.description as string;
     for (const key of META_KEYS) expect(meta).toContain(`\`${key}\``);
     expect(doc.info.description).toContain('/Person/Age>30&Email!=null');
+    expect(doc.info.description).toContain('`Id=1|2|3` (an IN list)');
     expect(doc.info.description).toContain('percent-encode');
   });
 

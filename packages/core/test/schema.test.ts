@@ -1,5 +1,5 @@
 import { createService, MemoryStorage, type JsonSchema } from '@resourcery/core';
-import { parseUri } from '@resourcery/core/storage';
+import { parseUri, type Condition } from '@resourcery/core/storage';
 
 const schema: JsonSchema = {
   type: 'object',
@@ -61,7 +61,7 @@ async function ids(uri: string): Promise<unknown[]> {
 describe('condition values are converted to the declared type', () => {
   test('a string property reads Zip=02139 as the string "02139"', async () => {
     const { person } = setUp();
-    expect(person.query(parseUri('/Person/Zip=02139')).conditions[0].value).toEqual({ kind: 'string', value: '02139' });
+    expect((person.query(parseUri('/Person/Zip=02139')).conditions[0] as Condition).value).toEqual({ kind: 'string', value: '02139' });
     expect(await ids('/Person/Zip=02139')).toEqual([1]);
   });
 

@@ -1,6 +1,6 @@
-import type { Condition, IndexedProperty, Literal, Locator, Operator } from '@resourcery/core/storage';
+import type { AnyOf, ConditionItem, IndexedProperty, Literal, Locator, Operator } from '@resourcery/core/storage';
 import { dateTest } from './date-test.js';
-import { ASCII, textOf, valueOf } from './indexes.js';
+import { ASCII, pgArray, textOf, valueOf } from './indexes.js';
 
 /**
  * Conditions and order translated to PostgreSQL with the evaluator's rules (docs/uri.md,
@@ -64,9 +64,14 @@ export interface ConditionsSql {
   exact: boolean;
 }
 
-export function translateConditions(conditions: readonly Condition[], params: Params): ConditionsSql {
+export function translateConditions(conditions: readonly ConditionItem[], params: Params): ConditionsSql {
   const out: ConditionsSql = { tests: [], direct: [], exact: true };
-  for (const { locator, op, value } of conditions) {
+  for (const item of conditions) {
+    if ('anyOf' in item) {
+      anyOfSql(item, params, out);
+      continue;
+    }
+    const { locator, op, value } = item;
     const indexed = sendable(value) ? params.indexedProperty(locator) : undefined;
     if (indexed !== undefined) {
       const test = indexedTest(indexed, op, value, params);
@@ -85,6 +90,57 @@ export function translateConditions(conditions: readonly Condition[], params: Pa
     if (!test.exact) out.exact = false;
   }
   return out;
+}
+
+/**
+ * An item with alternatives, as one OR of their tests: on the table's own row when every
+ * alternative reads an indexed property (an IN list of a typed one is `= ANY(...)`, which
+ * its index answers), else over computed columns. An alternative SQL cannot read leaves
+ * the whole item to the service.
+ */
+function anyOfSql(item: AnyOf, params: Params, out: ConditionsSql): void {
+  const alternatives = item.anyOf;
+  if (!alternatives.every((c) => sendable(c.value))) {
+    out.exact = false;
+    return;
+  }
+  const indexed = alternatives.map((c) => params.indexedProperty(c.locator));
+  let tests: Test[];
+  if (indexed.every((p) => p !== undefined)) {
+    const list = inListSql(item, indexed[0]!, params);
+    if (list !== null) {
+      out.direct.push(list);
+      return;
+    }
+    tests = alternatives.map((c, i) => indexedTest(indexed[i]!, c.op, c.value, params));
+    out.direct.push(`(${tests.map((t) => t.sql).join(' OR ')})`);
+  } else {
+    // Every column first: a parameter a column reads stays in use even when the item is given up.
+    const columns = alternatives.map((c) => params.column(c.locator));
+    if (columns.some((c) => c === null)) {
+      out.exact = false;
+      return;
+    }
+    tests = alternatives.map((c, i) => testSql(columns[i]!, c.op, c.value, params));
+    out.tests.push(`(${tests.map((t) => t.sql).join(' OR ')})`);
+  }
+  if (tests.some((t) => !t.exact)) out.exact = false;
+}
+
+/** `Id=1|2|3` on a typed indexed property: one `= ANY(array)` the index answers; null for any other item. */
+function inListSql(item: AnyOf, p: IndexedProperty, params: Params): string | null {
+  const first = item.anyOf[0].locator.text;
+  if (!item.anyOf.every((c) => c.op === '=' && c.locator.text === first)) return null;
+  const literals = item.anyOf.map((c) => c.value);
+  if (p.type === 'string' && literals.every((l) => l.kind === 'string' || (l.kind === 'raw' && l.date === undefined))) {
+    const texts = literals.map((l) => (l.kind === 'string' ? l.value : (l as { text: string }).text));
+    return `${textOf(p)} = ANY((${params.add(pgArray(texts))})::text[])`;
+  }
+  if (p.type === 'number' && literals.every((l) => l.kind === 'raw' && l.number !== undefined && Number.isFinite(l.number))) {
+    const numbers = literals.map((l) => String((l as { number: number }).number));
+    return `${valueOf(p)} = ANY((${params.add(pgArray(numbers))})::jsonb[])`;
+  }
+  return null;
 }
 
 /**

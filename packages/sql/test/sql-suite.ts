@@ -6,6 +6,7 @@ import { adminSuite } from './admin-suite';
 import { dateSuite } from './date-suite';
 import { searchSuite } from './search-suite';
 import { indexSuite } from './index-suite';
+import { orSuite } from './or-suite';
 import { projectionSuite } from './projection-suite';
 import { streamSuite } from './stream-suite';
 import { storageContract } from '../../core/test/storage-contract';
@@ -550,6 +551,7 @@ export function sqlSuite(open: () => Promise<Backend>): void {
   });
 
   indexSuite(() => db, freshTable);
+  orSuite(() => db, freshTable);
   dateSuite(() => db, freshTable);
   searchSuite(() => db, freshTable);
   adminSuite(

@@ -1,7 +1,7 @@
 import { AdminCache } from '../storage/admin-cache.js';
 import { isEntityBody, isStringRecord } from '../content-types/json.js';
 import { ServiceError } from '../errors.js';
-import { parseUri, type Condition, type MetaEntry, type ParsedUri } from '../grammar/parse.js';
+import { parseUri, type ConditionItem, type MetaEntry, type ParsedUri } from '../grammar/parse.js';
 import { isSecretHeader } from '../model/redaction.js';
 import { Lru } from '../util/lru.js';
 import type { Protocols } from '../content-types/protocols.js';
@@ -135,7 +135,7 @@ export class Macros {
     const bare = levels.some((l) => l.bare !== undefined);
     // Unknown resource: the pipeline answers it (404) as for any request.
     const target = bare ? this.keyedTarget(current.resource) : undefined;
-    const conditions: Condition[] = [];
+    const conditions: ConditionItem[] = [];
     const meta: MetaEntry[] = [];
     let view: string | null = null;
     let error: ServiceError | null = null;

@@ -31,9 +31,9 @@ export const OPENAPI_MEDIA_TYPES = [
 
 const URI_LANGUAGE = `Every URI has the form \`/<resource>[-<view>]/<conditions>/<meta-conditions>\`; each part is optional, and \`_\` (or an empty part) means "none".
 
-- **Conditions** filter entities: items joined by \`&\`, each \`<property><operator><value>\` with the operators \`=\` \`!=\` \`<\` \`>\` \`<=\` \`>=\`. Example: \`/Person/Age>30&Email!=null\`. Dotted locators reach nested properties (\`Address.City=Oslo\`) and \`.Length\` of strings and arrays.
+- **Conditions** filter entities: items joined by \`&\`, each \`<property><operator><value>\` with the operators \`=\` \`!=\` \`<\` \`>\` \`<=\` \`>=\`. Example: \`/Person/Age>30&Email!=null\`. \`|\` lists alternatives inside one item, any of which may hold: \`Status=open|Status=pending\`, or with the locator and operator left out after the first, \`Status=open|pending\` and \`Id=1|2|3\` (an IN list). Dotted locators reach nested properties (\`Address.City=Oslo\`) and \`.Length\` of strings and arrays.
 - **Values**: \`null\`; \`true\`/\`false\`; numbers; ISO 8601 dates; \`'x'\` or \`"x"\` forces a string; an empty value is the empty string. With a declared schema, values take the property's type.
-- **Encoding**: the URI is split on \`/\`, then on \`&\`, then each item at its operator, and only then are names and values percent-decoded. So write operators as they are, and percent-encode \`&\`, \`/\`, \`=\`, \`<\`, \`>\`, \`!\` and \`%\` inside values (\`Name=R%26D\`). \`+\` stays \`+\`.
+- **Encoding**: the URI is split on \`/\`, then on \`&\`, then on \`|\`, then each item at its operator, and only then are names and values percent-decoded. So write operators as they are, and percent-encode \`&\`, \`/\`, \`|\`, \`=\`, \`<\`, \`>\`, \`!\` and \`%\` inside values (\`Name=R%26D\`). \`+\` stays \`+\`.
 - **Meta-conditions** shape the result, as \`<name>=<value>\` items joined by \`&\`: ${META_KEYS.map((k) => `\`${k}\``).join(', ')}. Example: \`/Person/_/order_desc=Age&limit=10&select=Name,Age\`. Order of evaluation: conditions, search, add, rename, select, distinct, order, offset, limit. When a name is given twice the last wins.
 - **Keys**: in a resource that declares a key, a bare value addresses it: \`/Person/7\` means \`/Person/Id=7\`; a composite key takes its values in order, comma-separated (\`/Order/B,3\`). Such resources have a \`/<resource>/{key}\` path below.
 - **Views** are named selections declared by a resource: \`/Person-Adults\`.
@@ -210,7 +210,7 @@ function parameters(): Json {
       in: 'path',
       required: true,
       description:
-        'Conditions joined by `&`, e.g. `Age>30&Name!=null`; `_` for none. Operators are written as they are; values are percent-encoded (see the API description).',
+        'Conditions joined by `&`, e.g. `Age>30&Name!=null`; `|` for alternatives within one, e.g. `Id=1|2|3`; `_` for none. Operators are written as they are; values are percent-encoded (see the API description).',
       schema: { type: 'string', default: '_' },
       example: 'Age>30',
     },

@@ -6,6 +6,8 @@ export interface RawItem {
   value: string;
   text: string;
   offset: number;
+  /** A condition item with `|`: its alternatives (the item's own fields are the first's). */
+  alternatives?: RawItem[];
 }
 
 /** @public the generated parser's result type (uri-parser.d.ts) */

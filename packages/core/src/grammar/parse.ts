@@ -17,6 +17,31 @@ export interface Condition {
   text: string;
 }
 
+/**
+ * A condition item with alternatives (`Status=open|Status=pending`, `Id=1|2|3`): true
+ * when any of them is (docs/uri.md). Items are still ANDed.
+ */
+export interface AnyOf {
+  anyOf: readonly Condition[];
+  /** The item as written, for messages. */
+  text: string;
+}
+
+/** One `&`-separated item of the conditions part. */
+export type ConditionItem = Condition | AnyOf;
+
+/** The item's alternatives: itself when it has none. */
+export function alternativesOf(item: ConditionItem): readonly Condition[] {
+  return 'anyOf' in item ? item.anyOf : [item];
+}
+
+/** The locator every alternative compares with `=`, when the item is an IN list (`Id=1|2|3`); null otherwise. */
+export function inListLocator(item: AnyOf): Locator | null {
+  const first = item.anyOf[0].locator;
+  for (const c of item.anyOf) if (c.op !== '=' || c.locator.text !== first.text) return null;
+  return first;
+}
+
 export const META_KEYS = [
   'unsafe',
   'limit',
@@ -45,7 +70,7 @@ export interface ParsedUri {
   resource: string;
   macro: boolean;
   view: string | null;
-  conditions: readonly Condition[];
+  conditions: readonly ConditionItem[];
   meta: readonly MetaEntry[];
   /**
    * A problem found in the conditions or meta-conditions. It is raised only after the
@@ -100,14 +125,20 @@ function parseUncached(uri: string): ParsedUri {
   const view = raw.resource.view === null ? null : decode(raw.resource.view, 'view name');
   let error: ServiceError | null = tooManyParts ?? queryStringError(uri, path);
   let restError = error;
-  let conditions: Condition[] = [];
+  let conditions: ConditionItem[] = [];
   let meta: MetaEntry[] = [];
   const items = raw.conditions ?? [];
   let bare: string | undefined;
   let bareValues: string[] | undefined;
   // A lone item with no operator may be a key value; its error stands unless the resource has a key.
   // Written with an operator-like character (`Age~3`, `Age!3`) it is an operator typo, never a key.
-  if (items.length === 1 && items[0].op === null && items[0].text !== '' && !/[~!<>=^*]/.test(items[0].text)) {
+  if (
+    items.length === 1 &&
+    items[0].op === null &&
+    items[0].alternatives === undefined &&
+    items[0].text !== '' &&
+    !/[~!<>=^*]/.test(items[0].text)
+  ) {
     try {
       bare = decode(items[0].text, 'key value');
       bareValues = items[0].text.split(',').map((v) => decode(v, 'key value'));
@@ -118,7 +149,7 @@ function parseUncached(uri: string): ParsedUri {
     }
   }
   try {
-    conditions = bare === undefined ? items.map(toCondition) : [];
+    conditions = bare === undefined ? items.map(toConditionItem) : [];
     if (bare !== undefined) restError ??= nestedRoute(resource, bare, raw.meta);
     meta = (raw.meta ?? []).map(toMetaEntry);
   } catch (e) {
@@ -161,6 +192,29 @@ function stripQuery(uri: string): string {
   const h = uri.indexOf('#');
   const end = Math.min(q < 0 ? uri.length : q, h < 0 ? uri.length : h);
   return end === uri.length ? uri : uri.slice(0, end);
+}
+
+function toConditionItem(item: RawItem): ConditionItem {
+  if (item.alternatives === undefined) return toCondition(item);
+  const anyOf: Condition[] = [];
+  for (const alt of item.alternatives) {
+    const previous = anyOf[anyOf.length - 1];
+    if (previous !== undefined && alt.op !== null && alt.key === '') {
+      // An operator without a locator (`Age<18|>65`): the previous alternative's locator.
+      const c = toCondition({ ...alt, key: '_' });
+      anyOf.push({ ...c, locator: previous.locator, text: `${previous.locator.text}${c.text}` });
+    } else if (alt.op !== null || previous === undefined) anyOf.push(toCondition(alt));
+    else {
+      // No operator: the previous alternative's locator and operator with this value.
+      anyOf.push({
+        locator: previous.locator,
+        op: previous.op,
+        value: parseLiteral(decode(alt.text, 'condition value')),
+        text: `${previous.locator.text}${previous.op}${decodeLoose(alt.text)}`,
+      });
+    }
+  }
+  return { anyOf, text: decodeLoose(item.text) };
 }
 
 function toCondition(item: RawItem): Condition {

@@ -169,25 +169,27 @@ function peg$parse(input, options) {
   const peg$c2 = "-";
   const peg$c3 = "_";
   const peg$c4 = "&";
-  const peg$c5 = "!";
-  const peg$c6 = "!=";
-  const peg$c7 = "<=";
-  const peg$c8 = ">=";
-  const peg$c9 = "<%3d";
-  const peg$c10 = ">%3d";
-  const peg$c11 = "!%3d";
-  const peg$c12 = "%3c=";
-  const peg$c13 = "%3e=";
-  const peg$c14 = "%3c%3d";
-  const peg$c15 = "%3e%3d";
-  const peg$c16 = "%3c";
-  const peg$c17 = "%3e";
+  const peg$c5 = "|";
+  const peg$c6 = "!";
+  const peg$c7 = "!=";
+  const peg$c8 = "<=";
+  const peg$c9 = ">=";
+  const peg$c10 = "<%3d";
+  const peg$c11 = ">%3d";
+  const peg$c12 = "!%3d";
+  const peg$c13 = "%3c=";
+  const peg$c14 = "%3e=";
+  const peg$c15 = "%3c%3d";
+  const peg$c16 = "%3e%3d";
+  const peg$c17 = "%3c";
+  const peg$c18 = "%3e";
 
   const peg$r0 = /^[^\/\-]/;
   const peg$r1 = /^[^\/]/;
-  const peg$r2 = /^[^&\/]/;
+  const peg$r2 = /^[^&\/|]/;
   const peg$r3 = /^[<->]/;
   const peg$r4 = /^[^=&\/<>!]/;
+  const peg$r5 = /^[^&\/]/;
 
   const peg$e0 = peg$literalExpectation("/", false);
   const peg$e1 = peg$literalExpectation("$", false);
@@ -197,22 +199,24 @@ function peg$parse(input, options) {
   const peg$e5 = peg$anyExpectation();
   const peg$e6 = peg$literalExpectation("_", false);
   const peg$e7 = peg$literalExpectation("&", false);
-  const peg$e8 = peg$classExpectation(["&", "/"], true, false, false);
-  const peg$e9 = peg$literalExpectation("!", false);
-  const peg$e10 = peg$literalExpectation("!=", false);
-  const peg$e11 = peg$literalExpectation("<=", false);
-  const peg$e12 = peg$literalExpectation(">=", false);
-  const peg$e13 = peg$literalExpectation("<%3D", true);
-  const peg$e14 = peg$literalExpectation(">%3D", true);
-  const peg$e15 = peg$classExpectation([["<", ">"]], false, false, false);
-  const peg$e16 = peg$literalExpectation("!%3D", true);
-  const peg$e17 = peg$literalExpectation("%3C=", true);
-  const peg$e18 = peg$literalExpectation("%3E=", true);
-  const peg$e19 = peg$literalExpectation("%3C%3D", true);
-  const peg$e20 = peg$literalExpectation("%3E%3D", true);
-  const peg$e21 = peg$literalExpectation("%3C", true);
-  const peg$e22 = peg$literalExpectation("%3E", true);
-  const peg$e23 = peg$classExpectation(["=", "&", "/", "<", ">", "!"], true, false, false);
+  const peg$e8 = peg$literalExpectation("|", false);
+  const peg$e9 = peg$classExpectation(["&", "/", "|"], true, false, false);
+  const peg$e10 = peg$literalExpectation("!", false);
+  const peg$e11 = peg$literalExpectation("!=", false);
+  const peg$e12 = peg$literalExpectation("<=", false);
+  const peg$e13 = peg$literalExpectation(">=", false);
+  const peg$e14 = peg$literalExpectation("<%3D", true);
+  const peg$e15 = peg$literalExpectation(">%3D", true);
+  const peg$e16 = peg$classExpectation([["<", ">"]], false, false, false);
+  const peg$e17 = peg$literalExpectation("!%3D", true);
+  const peg$e18 = peg$literalExpectation("%3C=", true);
+  const peg$e19 = peg$literalExpectation("%3E=", true);
+  const peg$e20 = peg$literalExpectation("%3C%3D", true);
+  const peg$e21 = peg$literalExpectation("%3E%3D", true);
+  const peg$e22 = peg$literalExpectation("%3C", true);
+  const peg$e23 = peg$literalExpectation("%3E", true);
+  const peg$e24 = peg$classExpectation(["=", "&", "/", "<", ">", "!"], true, false, false);
+  const peg$e25 = peg$classExpectation(["&", "/"], true, false, false);
 
   function peg$f0(resource, conditions, meta, extra) {    return { resource, conditions: conditions ?? null, meta: meta ?? null, extra };  }
   function peg$f1(macro, name, view) {    return { macro: macro !== null, name, view: view ?? null, offset: location().start.offset };  }
@@ -220,9 +224,12 @@ function peg$parse(input, options) {
   function peg$f3() {    return null;  }
   function peg$f4() {    return [];  }
   function peg$f5(items) {    return items.filter(Boolean);  }
-  function peg$f6(key, op, value) {    return { key, op, value, text: text(), offset: location().start.offset };  }
-  function peg$f7(bad) {    return { key: bad, op: null, value: '', text: bad, offset: location().start.offset };  }
-  function peg$f8() {    return null;  }
+  function peg$f6(first, rest) {
+    if (rest.length === 0) return first.text === '' ? null : first;
+    return { ...first, text: text(), offset: location().start.offset, alternatives: [first, ...rest] };
+  }
+  function peg$f7(key, op, value) {    return { key, op, value, text: text(), offset: location().start.offset };  }
+  function peg$f8(bad) {    return { key: bad, op: null, value: '', text: bad, offset: location().start.offset };  }
   function peg$f9(c) {    return c;  }
   function peg$f10() {    return "<=";  }
   function peg$f11() {    return ">=";  }
@@ -702,6 +709,66 @@ function peg$parse(input, options) {
     let s0, s1, s2, s3, s4, s5;
 
     s0 = peg$currPos;
+    s1 = peg$parseAlternative();
+    if (s1 !== peg$FAILED) {
+      s2 = [];
+      s3 = peg$currPos;
+      if (input.charCodeAt(peg$currPos) === 124) {
+        s4 = peg$c5;
+        peg$currPos++;
+      } else {
+        s4 = peg$FAILED;
+        if (peg$silentFails === 0) { peg$fail(peg$e8); }
+      }
+      if (s4 !== peg$FAILED) {
+        s5 = peg$parseAlternative();
+        if (s5 !== peg$FAILED) {
+          s3 = s5;
+        } else {
+          peg$currPos = s3;
+          s3 = peg$FAILED;
+        }
+      } else {
+        peg$currPos = s3;
+        s3 = peg$FAILED;
+      }
+      while (s3 !== peg$FAILED) {
+        s2.push(s3);
+        s3 = peg$currPos;
+        if (input.charCodeAt(peg$currPos) === 124) {
+          s4 = peg$c5;
+          peg$currPos++;
+        } else {
+          s4 = peg$FAILED;
+          if (peg$silentFails === 0) { peg$fail(peg$e8); }
+        }
+        if (s4 !== peg$FAILED) {
+          s5 = peg$parseAlternative();
+          if (s5 !== peg$FAILED) {
+            s3 = s5;
+          } else {
+            peg$currPos = s3;
+            s3 = peg$FAILED;
+          }
+        } else {
+          peg$currPos = s3;
+          s3 = peg$FAILED;
+        }
+      }
+      peg$savedPos = s0;
+      s0 = peg$f6(s1, s2);
+    } else {
+      peg$currPos = s0;
+      s0 = peg$FAILED;
+    }
+
+    return s0;
+  }
+
+  function peg$parseAlternative() {
+    let s0, s1, s2, s3, s4, s5;
+
+    s0 = peg$currPos;
     s1 = peg$currPos;
     s2 = [];
     s3 = peg$parseKeyChar();
@@ -719,7 +786,7 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s5 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e8); }
+        if (peg$silentFails === 0) { peg$fail(peg$e9); }
       }
       while (s5 !== peg$FAILED) {
         s4.push(s5);
@@ -728,12 +795,12 @@ function peg$parse(input, options) {
           peg$currPos++;
         } else {
           s5 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e8); }
+          if (peg$silentFails === 0) { peg$fail(peg$e9); }
         }
       }
       s3 = input.substring(s3, peg$currPos);
       peg$savedPos = s0;
-      s0 = peg$f6(s1, s2, s3);
+      s0 = peg$f7(s1, s2, s3);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -747,39 +814,22 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s3 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e8); }
+        if (peg$silentFails === 0) { peg$fail(peg$e9); }
       }
-      if (s3 !== peg$FAILED) {
-        while (s3 !== peg$FAILED) {
-          s2.push(s3);
-          s3 = input.charAt(peg$currPos);
-          if (peg$r2.test(s3)) {
-            peg$currPos++;
-          } else {
-            s3 = peg$FAILED;
-            if (peg$silentFails === 0) { peg$fail(peg$e8); }
-          }
+      while (s3 !== peg$FAILED) {
+        s2.push(s3);
+        s3 = input.charAt(peg$currPos);
+        if (peg$r2.test(s3)) {
+          peg$currPos++;
+        } else {
+          s3 = peg$FAILED;
+          if (peg$silentFails === 0) { peg$fail(peg$e9); }
         }
-      } else {
-        s2 = peg$FAILED;
       }
-      if (s2 !== peg$FAILED) {
-        s1 = input.substring(s1, peg$currPos);
-      } else {
-        s1 = s2;
-      }
-      if (s1 !== peg$FAILED) {
-        peg$savedPos = s0;
-        s1 = peg$f7(s1);
-      }
+      s1 = input.substring(s1, peg$currPos);
+      peg$savedPos = s0;
+      s1 = peg$f8(s1);
       s0 = s1;
-      if (s0 === peg$FAILED) {
-        s0 = peg$currPos;
-        s1 = '';
-        peg$savedPos = s0;
-        s1 = peg$f8();
-        s0 = s1;
-      }
     }
 
     return s0;
@@ -803,11 +853,11 @@ function peg$parse(input, options) {
       s2 = peg$currPos;
       peg$silentFails++;
       if (input.charCodeAt(peg$currPos) === 33) {
-        s3 = peg$c5;
+        s3 = peg$c6;
         peg$currPos++;
       } else {
         s3 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e9); }
+        if (peg$silentFails === 0) { peg$fail(peg$e10); }
       }
       peg$silentFails--;
       if (s3 === peg$FAILED) {
@@ -822,7 +872,7 @@ function peg$parse(input, options) {
           peg$currPos++;
         } else {
           s3 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e8); }
+          if (peg$silentFails === 0) { peg$fail(peg$e9); }
         }
         if (s3 !== peg$FAILED) {
           peg$savedPos = s0;
@@ -846,37 +896,37 @@ function peg$parse(input, options) {
   function peg$parseOperator() {
     let s0, s1;
 
-    if (input.substr(peg$currPos, 2) === peg$c6) {
-      s0 = peg$c6;
+    if (input.substr(peg$currPos, 2) === peg$c7) {
+      s0 = peg$c7;
       peg$currPos += 2;
     } else {
       s0 = peg$FAILED;
-      if (peg$silentFails === 0) { peg$fail(peg$e10); }
+      if (peg$silentFails === 0) { peg$fail(peg$e11); }
     }
     if (s0 === peg$FAILED) {
-      if (input.substr(peg$currPos, 2) === peg$c7) {
-        s0 = peg$c7;
+      if (input.substr(peg$currPos, 2) === peg$c8) {
+        s0 = peg$c8;
         peg$currPos += 2;
       } else {
         s0 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e11); }
+        if (peg$silentFails === 0) { peg$fail(peg$e12); }
       }
       if (s0 === peg$FAILED) {
-        if (input.substr(peg$currPos, 2) === peg$c8) {
-          s0 = peg$c8;
+        if (input.substr(peg$currPos, 2) === peg$c9) {
+          s0 = peg$c9;
           peg$currPos += 2;
         } else {
           s0 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e12); }
+          if (peg$silentFails === 0) { peg$fail(peg$e13); }
         }
         if (s0 === peg$FAILED) {
           s0 = peg$currPos;
           s1 = input.substr(peg$currPos, 4);
-          if (s1.toLowerCase() === peg$c9) {
+          if (s1.toLowerCase() === peg$c10) {
             peg$currPos += (4);
           } else {
             s1 = peg$FAILED;
-            if (peg$silentFails === 0) { peg$fail(peg$e13); }
+            if (peg$silentFails === 0) { peg$fail(peg$e14); }
           }
           if (s1 !== peg$FAILED) {
             peg$savedPos = s0;
@@ -886,11 +936,11 @@ function peg$parse(input, options) {
           if (s0 === peg$FAILED) {
             s0 = peg$currPos;
             s1 = input.substr(peg$currPos, 4);
-            if (s1.toLowerCase() === peg$c10) {
+            if (s1.toLowerCase() === peg$c11) {
               peg$currPos += (4);
             } else {
               s1 = peg$FAILED;
-              if (peg$silentFails === 0) { peg$fail(peg$e14); }
+              if (peg$silentFails === 0) { peg$fail(peg$e15); }
             }
             if (s1 !== peg$FAILED) {
               peg$savedPos = s0;
@@ -903,16 +953,16 @@ function peg$parse(input, options) {
                 peg$currPos++;
               } else {
                 s0 = peg$FAILED;
-                if (peg$silentFails === 0) { peg$fail(peg$e15); }
+                if (peg$silentFails === 0) { peg$fail(peg$e16); }
               }
               if (s0 === peg$FAILED) {
                 s0 = peg$currPos;
                 s1 = input.substr(peg$currPos, 4);
-                if (s1.toLowerCase() === peg$c11) {
+                if (s1.toLowerCase() === peg$c12) {
                   peg$currPos += (4);
                 } else {
                   s1 = peg$FAILED;
-                  if (peg$silentFails === 0) { peg$fail(peg$e16); }
+                  if (peg$silentFails === 0) { peg$fail(peg$e17); }
                 }
                 if (s1 !== peg$FAILED) {
                   peg$savedPos = s0;
@@ -922,11 +972,11 @@ function peg$parse(input, options) {
                 if (s0 === peg$FAILED) {
                   s0 = peg$currPos;
                   s1 = input.substr(peg$currPos, 4);
-                  if (s1.toLowerCase() === peg$c12) {
+                  if (s1.toLowerCase() === peg$c13) {
                     peg$currPos += (4);
                   } else {
                     s1 = peg$FAILED;
-                    if (peg$silentFails === 0) { peg$fail(peg$e17); }
+                    if (peg$silentFails === 0) { peg$fail(peg$e18); }
                   }
                   if (s1 !== peg$FAILED) {
                     peg$savedPos = s0;
@@ -936,11 +986,11 @@ function peg$parse(input, options) {
                   if (s0 === peg$FAILED) {
                     s0 = peg$currPos;
                     s1 = input.substr(peg$currPos, 4);
-                    if (s1.toLowerCase() === peg$c13) {
+                    if (s1.toLowerCase() === peg$c14) {
                       peg$currPos += (4);
                     } else {
                       s1 = peg$FAILED;
-                      if (peg$silentFails === 0) { peg$fail(peg$e18); }
+                      if (peg$silentFails === 0) { peg$fail(peg$e19); }
                     }
                     if (s1 !== peg$FAILED) {
                       peg$savedPos = s0;
@@ -950,11 +1000,11 @@ function peg$parse(input, options) {
                     if (s0 === peg$FAILED) {
                       s0 = peg$currPos;
                       s1 = input.substr(peg$currPos, 6);
-                      if (s1.toLowerCase() === peg$c14) {
+                      if (s1.toLowerCase() === peg$c15) {
                         peg$currPos += (6);
                       } else {
                         s1 = peg$FAILED;
-                        if (peg$silentFails === 0) { peg$fail(peg$e19); }
+                        if (peg$silentFails === 0) { peg$fail(peg$e20); }
                       }
                       if (s1 !== peg$FAILED) {
                         peg$savedPos = s0;
@@ -964,11 +1014,11 @@ function peg$parse(input, options) {
                       if (s0 === peg$FAILED) {
                         s0 = peg$currPos;
                         s1 = input.substr(peg$currPos, 6);
-                        if (s1.toLowerCase() === peg$c15) {
+                        if (s1.toLowerCase() === peg$c16) {
                           peg$currPos += (6);
                         } else {
                           s1 = peg$FAILED;
-                          if (peg$silentFails === 0) { peg$fail(peg$e20); }
+                          if (peg$silentFails === 0) { peg$fail(peg$e21); }
                         }
                         if (s1 !== peg$FAILED) {
                           peg$savedPos = s0;
@@ -978,11 +1028,11 @@ function peg$parse(input, options) {
                         if (s0 === peg$FAILED) {
                           s0 = peg$currPos;
                           s1 = input.substr(peg$currPos, 3);
-                          if (s1.toLowerCase() === peg$c16) {
+                          if (s1.toLowerCase() === peg$c17) {
                             peg$currPos += (3);
                           } else {
                             s1 = peg$FAILED;
-                            if (peg$silentFails === 0) { peg$fail(peg$e21); }
+                            if (peg$silentFails === 0) { peg$fail(peg$e22); }
                           }
                           if (s1 !== peg$FAILED) {
                             peg$savedPos = s0;
@@ -992,11 +1042,11 @@ function peg$parse(input, options) {
                           if (s0 === peg$FAILED) {
                             s0 = peg$currPos;
                             s1 = input.substr(peg$currPos, 3);
-                            if (s1.toLowerCase() === peg$c17) {
+                            if (s1.toLowerCase() === peg$c18) {
                               peg$currPos += (3);
                             } else {
                               s1 = peg$FAILED;
-                              if (peg$silentFails === 0) { peg$fail(peg$e22); }
+                              if (peg$silentFails === 0) { peg$fail(peg$e23); }
                             }
                             if (s1 !== peg$FAILED) {
                               peg$savedPos = s0;
@@ -1121,7 +1171,7 @@ function peg$parse(input, options) {
       peg$currPos++;
     } else {
       s3 = peg$FAILED;
-      if (peg$silentFails === 0) { peg$fail(peg$e23); }
+      if (peg$silentFails === 0) { peg$fail(peg$e24); }
     }
     while (s3 !== peg$FAILED) {
       s2.push(s3);
@@ -1130,7 +1180,7 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s3 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e23); }
+        if (peg$silentFails === 0) { peg$fail(peg$e24); }
       }
     }
     s1 = input.substring(s1, peg$currPos);
@@ -1139,20 +1189,20 @@ function peg$parse(input, options) {
       s3 = peg$currPos;
       s4 = [];
       s5 = input.charAt(peg$currPos);
-      if (peg$r2.test(s5)) {
+      if (peg$r5.test(s5)) {
         peg$currPos++;
       } else {
         s5 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e8); }
+        if (peg$silentFails === 0) { peg$fail(peg$e25); }
       }
       while (s5 !== peg$FAILED) {
         s4.push(s5);
         s5 = input.charAt(peg$currPos);
-        if (peg$r2.test(s5)) {
+        if (peg$r5.test(s5)) {
           peg$currPos++;
         } else {
           s5 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e8); }
+          if (peg$silentFails === 0) { peg$fail(peg$e25); }
         }
       }
       s3 = input.substring(s3, peg$currPos);
@@ -1167,21 +1217,21 @@ function peg$parse(input, options) {
       s1 = peg$currPos;
       s2 = [];
       s3 = input.charAt(peg$currPos);
-      if (peg$r2.test(s3)) {
+      if (peg$r5.test(s3)) {
         peg$currPos++;
       } else {
         s3 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e8); }
+        if (peg$silentFails === 0) { peg$fail(peg$e25); }
       }
       if (s3 !== peg$FAILED) {
         while (s3 !== peg$FAILED) {
           s2.push(s3);
           s3 = input.charAt(peg$currPos);
-          if (peg$r2.test(s3)) {
+          if (peg$r5.test(s3)) {
             peg$currPos++;
           } else {
             s3 = peg$FAILED;
-            if (peg$silentFails === 0) { peg$fail(peg$e8); }
+            if (peg$silentFails === 0) { peg$fail(peg$e25); }
           }
         }
       } else {

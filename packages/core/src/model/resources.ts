@@ -5,7 +5,7 @@ import { ServiceError } from '../errors.js';
 import type { ResourceHooks } from './hooks.js';
 import { resolveIndexes, type IndexDefinition } from './indexes.js';
 import { keyConditions, keyProperties } from './key.js';
-import { parseUri, type Condition, type MetaEntry, type ParsedUri } from '../grammar/parse.js';
+import { parseUri, type ConditionItem, type MetaEntry, type ParsedUri } from '../grammar/parse.js';
 import { METHODS, type Method } from '../http/types.js';
 import type { Entity } from '../query/conditions.js';
 import { compileQuery, type CompiledQuery } from '../query/evaluate.js';
@@ -101,7 +101,7 @@ export interface ResourceDefinition<T extends object = Entity, O extends object 
 interface View {
   name: string;
   description: string;
-  conditions: readonly Condition[];
+  conditions: readonly ConditionItem[];
   meta: readonly MetaEntry[];
 }
 

@@ -1,6 +1,6 @@
 import type { Caller } from './caller.js';
 import { ServiceError } from '../errors.js';
-import { parseUri, type Condition } from '../grammar/parse.js';
+import { parseUri, type ConditionItem } from '../grammar/parse.js';
 import type { Method } from '../http/types.js';
 import { Lru } from '../util/lru.js';
 import { compileConditions, type Entity, type Predicate } from '../query/conditions.js';
@@ -26,7 +26,7 @@ export interface ResourceRules<T extends object = Entity, C = any, P = any> {
 /** A row rule ready to run: conditions ANDed into the query, or a predicate applied after storage. */
 export interface RowRule {
   /** Conditions to add to the request's (empty for a predicate rule). */
-  conditions: readonly Condition[];
+  conditions: readonly ConditionItem[];
   /** A predicate storage cannot see, applied to what storage returns; null for a conditions rule. */
   filter: Predicate | null;
   /** Whether an entity (output form) lies inside the rule: checked on writes. */
@@ -72,7 +72,7 @@ export class RowRules {
 }
 
 /** A conditions row rule, typed by the resource's schema. */
-function compileRowConditions(text: string, parsed: readonly Condition[], schema: JsonSchema | undefined): RowRule {
+function compileRowConditions(text: string, parsed: readonly ConditionItem[], schema: JsonSchema | undefined): RowRule {
   const conditions = typeConditions(parsed, schema);
   const predicate = compileConditions(conditions);
   return { conditions, filter: null, test: predicate ?? (() => true), text };

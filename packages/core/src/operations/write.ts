@@ -135,7 +135,12 @@ const put: Operation = async (op) => {
     const declared = op.resource.schema?.properties;
     const filled: Entity = {};
     for (const c of op.query.conditions)
-      if (c.op === '=' && !c.locator.isDotted && !Object.keys(entity).some((k) => k.toLowerCase() === c.locator.text.toLowerCase()))
+      if (
+        !('anyOf' in c) &&
+        c.op === '=' &&
+        !c.locator.isDotted &&
+        !Object.keys(entity).some((k) => k.toLowerCase() === c.locator.text.toLowerCase())
+      )
         filled[(declared && findKey(declared, c.locator.text)) ?? c.locator.text] = literalValue(c.value);
     return insert(op, [{ ...filled, ...entity }]);
   }

@@ -1,4 +1,4 @@
-import type { Condition, Operator } from '../grammar/parse.js';
+import { alternativesOf, type Condition, type ConditionItem, type Operator } from '../grammar/parse.js';
 import { Lru } from '../util/lru.js';
 import { valueTest, type Entity, type Predicate } from './conditions.js';
 import type { Locator } from '../grammar/locator.js';
@@ -73,14 +73,14 @@ interface Entry {
   scan: Scan | null;
 }
 
-const entries = new WeakMap<readonly Condition[], Entry[]>();
+const entries = new WeakMap<readonly ConditionItem[], Entry[]>();
 
 /**
  * The generated scan for these conditions, search and order, or null while the query
  * is young or where code generation is off (the caller runs the closure plan).
  */
 export function scanFor(
-  conditions: readonly Condition[],
+  conditions: readonly ConditionItem[],
   search: Predicate | null,
   order: Locator | null,
   descending: boolean,
@@ -116,7 +116,8 @@ export function scanFor(
   const fn = generated;
   const P: unknown[] = [];
   const T: ((v: unknown) => boolean)[] = [];
-  for (const c of conditions) {
+  const flat = conditions.flatMap(alternativesOf);
+  for (const c of flat) {
     const lit = c.value;
     if (lit.kind === 'string') P.push(lit.value);
     else if (lit.kind === 'raw' && lit.number !== undefined) P.push(lit.number, lit.text);
@@ -125,7 +126,7 @@ export function scanFor(
       T.push(valueTest(c.op, lit));
     }
   }
-  const L = conditions.map((c) => c.locator);
+  const L = flat.map((c) => c.locator);
   if (order !== null) L.push(order);
   entry.scan = (items, a, b) => fn(items, a, b, P, L, T, search);
   return entry.scan;
@@ -137,9 +138,14 @@ function literalClass(c: Condition): string {
   return lit.number !== undefined ? (lit.asText ? 'number-text' : 'number') : 'test';
 }
 
-function shapeKey(conditions: readonly Condition[], search: Predicate | null, order: Locator | null, descending: boolean): string {
+function shapeKey(conditions: readonly ConditionItem[], search: Predicate | null, order: Locator | null, descending: boolean): string {
   let key = search === null ? '' : 's';
-  for (const c of conditions) key += `\u0000${c.locator.text}\u0001${c.op}\u0001${literalClass(c)}`;
+  for (const item of conditions) {
+    // An item's alternatives follow its first one after \u0003 (`a|b` is not `a&b`).
+    alternativesOf(item).forEach((c, i) => {
+      key += `${i === 0 ? '\u0000' : '\u0003'}${c.locator.text}\u0001${c.op}\u0001${literalClass(c)}`;
+    });
+  }
   return order === null ? key : `${key}\u0002${order.text}\u0001${descending ? 'd' : 'a'}`;
 }
 
@@ -181,7 +187,7 @@ function testOf(c: Condition, v: string, p: number, t: number): string {
   return `T[${t}](${v})`;
 }
 
-function generate(conditions: readonly Condition[], hasSearch: boolean, order: Locator | null, descending: boolean): Generated {
+function generate(conditions: readonly ConditionItem[], hasSearch: boolean, order: Locator | null, descending: boolean): Generated {
   const read = new Map<string, string>();
   const body: string[] = [];
   const value = (locator: Locator, index: number): string => {
@@ -195,16 +201,22 @@ function generate(conditions: readonly Condition[], hasSearch: boolean, order: L
   };
   let p = 0;
   let t = 0;
-  conditions.forEach((c, i) => {
-    const v = value(c.locator, i);
-    body.push(`if (!(${testOf(c, v, p, t)})) continue;`);
-    const lit = c.value;
-    if (lit.kind === 'raw' && lit.number !== undefined) p += 2;
-    else {
-      if (lit.kind !== 'string') t++;
-      p++;
+  // P, T and L hold the alternatives of every item in a row (scanFor's `flat`).
+  let i = 0;
+  for (const item of conditions) {
+    const tests: string[] = [];
+    for (const c of alternativesOf(item)) {
+      const v = value(c.locator, i++);
+      tests.push(`(${testOf(c, v, p, t)})`);
+      const lit = c.value;
+      if (lit.kind === 'raw' && lit.number !== undefined) p += 2;
+      else {
+        if (lit.kind !== 'string') t++;
+        p++;
+      }
     }
-  });
+    body.push(`if (!(${tests.join(' || ')})) continue;`);
+  }
   if (hasSearch) body.push('if (!S(e)) continue;');
   let head: string;
   let tail: string;
@@ -212,7 +224,7 @@ function generate(conditions: readonly Condition[], hasSearch: boolean, order: L
     head = 'const out = []; let skip = a; const limit = b;';
     tail = 'if (skip > 0) { skip--; continue; } out.push(e); if (out.length === limit) break;';
   } else {
-    const key = value(order, conditions.length);
+    const key = value(order, i);
     // Worse than (or tied with) the last kept item: dropped without a call (stable: later loses ties).
     const worse = descending ? '<=' : '>=';
     const sign = descending ? -1 : 1;

@@ -1,4 +1,4 @@
-import type { Condition, Operator } from '../grammar/parse.js';
+import type { Condition, ConditionItem, Operator } from '../grammar/parse.js';
 import { isoTime, type Literal } from '../grammar/literal.js';
 import { compareStrings } from './order.js';
 
@@ -11,8 +11,8 @@ export type Predicate = (entity: Entity) => boolean;
  * missing; a comparison of mismatched types never throws (`=` false, `!=` true,
  * ordering false), and an unquoted number against a string is such a pair.
  */
-export function compileConditions(conditions: readonly Condition[]): Predicate | null {
-  const tests = conditions.map(compileCondition);
+export function compileConditions(conditions: readonly ConditionItem[]): Predicate | null {
+  const tests = conditions.map(compileItem);
   switch (tests.length) {
     case 0:
       return null;
@@ -44,6 +44,25 @@ const CMP: Record<Operator, Cmp> = {
   '<=': (a, b) => (typeof a === 'string' ? compareStrings(a, b as string) <= 0 : a <= b),
   '>=': (a, b) => (typeof a === 'string' ? compareStrings(a, b as string) >= 0 : a >= b),
 };
+
+/** An item: its one condition, or true when any of its alternatives is (an IN list of strings is a set lookup). */
+function compileItem(item: ConditionItem): Predicate {
+  if (!('anyOf' in item)) return compileCondition(item);
+  const alternatives = item.anyOf;
+  const first = alternatives[0].locator;
+  if (alternatives.every((c) => c.op === '=' && c.value.kind === 'string' && c.locator.text === first.text)) {
+    const values = new Set(alternatives.map((c) => (c.value as { value: string }).value));
+    return (e) => {
+      const v = first.get(e);
+      return typeof v === 'string' && values.has(v);
+    };
+  }
+  const tests = alternatives.map(compileCondition);
+  return (e) => {
+    for (const t of tests) if (t(e)) return true;
+    return false;
+  };
+}
 
 function compileCondition(condition: Condition): Predicate {
   const { locator, op, value } = condition;

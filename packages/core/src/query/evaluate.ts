@@ -1,4 +1,4 @@
-import type { Condition } from '../grammar/parse.js';
+import type { ConditionItem } from '../grammar/parse.js';
 import { compileConditions, type Entity, type Predicate } from './conditions.js';
 import type { Locator } from '../grammar/locator.js';
 import type { MetaConditions } from './meta-conditions.js';
@@ -8,7 +8,7 @@ import { selectRange, slice, sortEntities, TopK } from './order.js';
 import { scanFor, type Scan } from './compiled-scan.js';
 import { distinctOutputs } from './distinct.js';
 
-const NO_CONDITIONS: readonly Condition[] = Object.freeze([]);
+const NO_CONDITIONS: readonly ConditionItem[] = Object.freeze([]);
 
 /**
  * A query compiled once per (resource, conditions, meta-conditions) and run many times.
@@ -16,7 +16,7 @@ const NO_CONDITIONS: readonly Condition[] = Object.freeze([]);
  * distinct -> order -> offset -> limit.
  */
 export interface CompiledQuery {
-  conditions: readonly Condition[];
+  conditions: readonly ConditionItem[];
   meta: MetaConditions;
   predicate: Predicate | null;
   search: SearchPredicate | null;
@@ -25,7 +25,7 @@ export interface CompiledQuery {
   sourceOrder: Locator | null;
 }
 
-export function compileQuery(conditions: readonly Condition[], meta: MetaConditions): CompiledQuery {
+export function compileQuery(conditions: readonly ConditionItem[], meta: MetaConditions): CompiledQuery {
   const predicate = compileConditions(conditions);
   const searches = [meta.search && compileSearch(meta.search), meta.searchRegex && compileSearchRegex(meta.searchRegex)].filter(
     Boolean,

@@ -1,5 +1,5 @@
 import { ServiceError } from '../errors.js';
-import type { Condition } from '../grammar/parse.js';
+import type { Condition, ConditionItem } from '../grammar/parse.js';
 import type { Literal } from '../grammar/literal.js';
 import { findKey, type Locator } from '../grammar/locator.js';
 import type { MetaConditions } from './meta-conditions.js';
@@ -17,12 +17,13 @@ export type JsonSchema = {
  * property is the string "02139"; `Age=abc` on a number is a 400; unknown properties
  * are a 404.
  */
-export function typeConditions(conditions: readonly Condition[], schema: JsonSchema | undefined): readonly Condition[] {
+export function typeConditions(conditions: readonly ConditionItem[], schema: JsonSchema | undefined): readonly ConditionItem[] {
   if (!schema?.properties) return conditions;
-  return conditions.map((c) => {
+  const typed = (c: Condition): Condition => {
     const type = schemaTypeAt(schema, c.locator.segments, `condition '${c.text}'`);
     return type === undefined ? c : { ...c, value: convert(c.value, type, c.text) };
-  });
+  };
+  return conditions.map((c) => ('anyOf' in c ? { ...c, anyOf: c.anyOf.map(typed) } : typed(c)));
 }
 
 /**

@@ -51,8 +51,9 @@ export class EqualityIndex {
   /** The entities matching the query, or undefined when the index cannot tell (the caller scans). */
   lookup(query: SelectQuery): Entity[] | undefined {
     const predicate = query.predicate;
-    if (query.conditions.length !== 1 || predicate === null) return undefined;
-    const { locator, op, value } = query.conditions[0];
+    const condition = query.conditions[0];
+    if (query.conditions.length !== 1 || predicate === null || 'anyOf' in condition) return undefined;
+    const { locator, op, value } = condition;
     if (op !== '=' || locator.isDotted) return undefined;
     const tokens = tokensOf(value);
     if (tokens === undefined) return undefined;

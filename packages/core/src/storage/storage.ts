@@ -1,4 +1,4 @@
-import type { Condition } from '../grammar/parse.js';
+import type { ConditionItem } from '../grammar/parse.js';
 import type { Entity, Predicate } from '../query/conditions.js';
 import { findKey, type Locator } from '../grammar/locator.js';
 
@@ -10,7 +10,7 @@ export type { Entity };
  */
 export interface SelectQuery {
   /** The conditions as parsed, for backends that translate them (e.g. to SQL). */
-  conditions: readonly Condition[];
+  conditions: readonly ConditionItem[];
   /** The same conditions compiled to a predicate, for backends that filter in memory. */
   predicate: Predicate | null;
   /** Offered only when nothing between the conditions and the order changes the result. */
