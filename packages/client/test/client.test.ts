@@ -97,7 +97,7 @@ describe.each(adapters)('@resourcery/client against %s', (_name, serve) => {
   test('a list of values is any of them (alternatives), each value encoded, `|` inside one included', async () => {
     const names = PRODUCTS.map((p) => p.Name);
     const q = products().where('Name', '=', [names[0], names[1], 'no|such']);
-    expect(q.uri()).toMatch(/^\/Shop\.Product\/Name='[^|]*'\|'[^|]*'\|'no%7Csuch'$/);
+    expect(q.uri()).toMatch(/^\/Shop\.Product\/Name='[^|]*'\|Name='[^|]*'\|Name='no%7Csuch'$/);
     expect((await q.get()).map((p) => p.Name)).toEqual([names[0], names[1]]);
     expect(await products().where({ Name: names }).count()).toBe(PRODUCTS.length);
     expect(() => products().where('Name', '=', [])).toThrow(TypeError);
