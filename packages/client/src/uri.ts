@@ -49,11 +49,11 @@ export function encodeValue(value: Value): string {
 export function encodeCondition(c: Condition): string {
   if (!OPERATORS.includes(c.operator)) throw new TypeError(`Unknown operator '${c.operator}': use ${OPERATORS.join(' ')}`);
   const head = `${encodeLocator(c.property)}${c.operator}`;
-  if (!Array.isArray(c.value)) return head + encodeValue(c.value as Value);
+  const values: readonly Value[] = Array.isArray(c.value) ? (c.value as readonly Value[]) : [c.value as Value];
   // Each alternative written in full (`Status='open'|Status='done'`): a value alone that
   // holds an encoded `<` or `>` (%3C, %3E) would be split there as at an operator.
-  if (c.value.length === 0) throw new TypeError(`No values for '${c.property}': a list needs at least one`);
-  return c.value.map((v) => head + encodeValue(v)).join('|');
+  if (values.length === 0) throw new TypeError(`No values for '${c.property}': a list needs at least one`);
+  return values.map((v) => head + encodeValue(v)).join('|');
 }
 
 /**

@@ -107,12 +107,12 @@ function anyOfSql(item: AnyOf, params: Params, out: ConditionsSql): void {
   const indexed = alternatives.map((c) => params.indexedProperty(c.locator));
   let tests: Test[];
   if (indexed.every((p) => p !== undefined)) {
-    const list = inListSql(item, indexed[0]!, params);
+    const list = inListSql(item, indexed[0], params);
     if (list !== null) {
       out.direct.push(list);
       return;
     }
-    tests = alternatives.map((c, i) => indexedTest(indexed[i]!, c.op, c.value, params));
+    tests = alternatives.map((c, i) => indexedTest(indexed[i], c.op, c.value, params));
     out.direct.push(`(${tests.map((t) => t.sql).join(' OR ')})`);
   } else {
     // Every column first: a parameter a column reads stays in use even when the item is given up.
