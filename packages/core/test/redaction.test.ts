@@ -46,6 +46,11 @@ describe('with API keys', () => {
     const r = await call(service, 'GET', '/Lab.Nothing/Session=abc&Name=ann|ResetToken!=x/limit=1', { headers: auth });
     const record = await recordOf(service, r.headers.errorinfo, auth);
     expect(record.Uri).toBe('/Lab.Nothing/Session=*****&Name=ann|ResetToken!=*****/limit=1');
+    // Alternatives without a locator are values of the same condition (Session=abc|def|ghi is an IN list).
+    const listed = await call(service, 'GET', '/Lab.Nothing/Session=abc|def|ghi&Name=ann|bo|Secret=s|t/limit=1', { headers: auth });
+    expect((await recordOf(service, listed.headers.errorinfo, auth)).Uri).toBe(
+      '/Lab.Nothing/Session=*****&Name=ann|bo|Secret=*****/limit=1',
+    );
     const viaSource = await call(service, 'POST', '/Lab.Sample', {
       headers: { ...auth, source: 'GET https://127.0.0.1/x [X-Auth-Token: tok-2] [X-Plain: p]' },
     });

@@ -123,7 +123,8 @@ export class Redaction {
     const q = uri.indexOf('?');
     const path = q < 0 ? uri : uri.slice(0, q);
     const redactedPath = path.replace(
-      /(^|[/&|;])([^/&|;=<>!~]+)(!=|<=|>=|=|<|>|!~|~)([^/&|;]*)/g,
+      // A value runs on through the alternatives after it that have no locator (`Token=a|b`, docs/uri.md).
+      /(^|[/&|;])([^/&|;=<>!~]+)(!=|<=|>=|=|<|>|!~|~)([^/&|;]*(?:\|(?![^/&|;=<>!~]+(?:[=<>!~]))[^/&|;]*)*)/g,
       (m, sep: string, name: string, op: string) => (this.property(decodeLoose(name)) ? `${sep}${name}${op}${MASK}` : m),
     );
     if (q < 0) return redactedPath;
