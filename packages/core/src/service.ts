@@ -26,6 +26,7 @@ import { Protocols } from './content-types/protocols.js';
 import type { Entity } from './query/conditions.js';
 import { Resource, ResourceRegistry, type ResourceDefinition } from './model/resources.js';
 import { ComputedStorage } from './storage/computed.js';
+import { listingDefinition, resourcesFor } from './admin/listing.js';
 import { MemoryStorage } from './storage/memory.js';
 import type { Storage } from './storage/storage.js';
 import { checkStorages, type Readiness } from './storage/readiness.js';
@@ -181,13 +182,7 @@ export class Service {
     for (const p of options.protocols ?? []) this.protocols.add(p);
     if (options.cors) this.cors = new Cors(options.cors === true ? {} : options.cors);
 
-    this.addResource({
-      name: LISTING,
-      description: 'The resources of this service',
-      methods: ['GET', 'REPORT', 'HEAD'],
-      storage: new ComputedStorage(() => this.listing()),
-      events: false,
-    });
+    this.addResource(listingDefinition(this, LISTING));
     this.addResource({
       name: 'Service.Admin.Protocol',
       description: 'Protocol providers and their content types',
@@ -247,7 +242,7 @@ export class Service {
       options: this.options,
       authenticate: (ctx) => this.authenticate(ctx),
       authorize: (caller, resource, method) => this.authorize(caller, resource, method),
-      openapi: (options) => this.openapi(options),
+      openapi: (options, caller) => this.openapi(options, caller),
     };
     this.local = localRequests(this.host);
   }
@@ -330,6 +325,17 @@ export class Service {
       throw new ServiceError('Forbidden', `You may not use ${method} on '${resource.name}'`);
   }
 
+  /** Whether the caller may use the method on the resource: `authorize` without the 403. */
+  may(caller: Caller, resourceName: string, method: string): boolean {
+    try {
+      this.authorize(caller, resourceName, method);
+      return true;
+    } catch (e) {
+      if (e instanceof ServiceError && e.code === 'Forbidden') return false;
+      throw e;
+    }
+  }
+
   /** Whether requests must authenticate (API keys or an app authenticator). */
   get authenticates(): boolean {
     return this.authenticator !== undefined;
@@ -365,9 +371,13 @@ export class Service {
     return toFetchResponse(await this.handle(plain, { context: options.context }));
   }
 
-  /** The OpenAPI 3.1 document describing this service's resources, events and errors. */
-  openapi(options: OpenApiOptions = {}): Record<string, unknown> {
-    return openApiDocument(this, options);
+  /**
+   * The OpenAPI 3.1 document describing this service's resources, events and errors; with a
+   * caller, only the resources and methods that caller may use (what `GET /` answers).
+   */
+  openapi(options: OpenApiOptions = {}, caller?: Caller): Record<string, unknown> {
+    const resources = caller === undefined ? undefined : resourcesFor(this, caller);
+    return openApiDocument(this, options, resources);
   }
 
   /**
@@ -386,16 +396,6 @@ export class Service {
 
   async close(): Promise<void> {
     for (const fn of this.closers.splice(0)) await fn();
-  }
-
-  private listing(): Entity[] {
-    return this.resources.all().map((r) => ({
-      Name: r.name,
-      Description: r.description,
-      Methods: [...r.methods],
-      Kind: r.kind,
-      Views: r.views.map((v) => ({ Name: v.name, Description: v.description })),
-    }));
   }
 }
 

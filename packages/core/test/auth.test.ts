@@ -159,8 +159,10 @@ describe('rights per resource and per method: 403 Forbidden otherwise', () => {
 
   test('Service.AvailableResource is open to every valid key, under any name', async () => {
     for (const uri of ['/', '/Service.AvailableResource', '/availableresource/Name=Lab.Plant']) {
-      expect([uri, (await call(service, 'GET', uri, 'apikey admin')).status]).toEqual([uri, 200]);
+      expect([uri, (await call(service, 'GET', uri, 'apikey reader')).status]).toEqual([uri, 200]);
     }
+    // A key is shown only what it may use: Lab.Plant is not listed to the admin key.
+    expect([(await call(service, 'GET', '/availableresource/Name=Lab.Plant', 'apikey admin')).status]).toEqual([204]);
     expect((await call(service, 'REPORT', '/', 'apikey reader')).status).toBe(200);
     expect((await call(service, 'GET', '/', 'apikey nobody')).status).toBe(401);
   });

@@ -274,3 +274,69 @@ describe('webhook credential borrowing: a webhook acts with the rights of whoeve
     expect((hooks.all()[0] as { Headers: object }).Headers).toEqual({});
   });
 });
+
+describe('what a caller is shown: the listing and the OpenAPI document name only what it may use', () => {
+  const OPENAPI = { accept: 'application/vnd.oai.openapi+json' };
+
+  function keyed(): Service {
+    const service = createService({
+      apiKeys: [
+        { key: 'reader-key', name: 'reader', allow: [{ resources: ['Lab.Plant'], methods: ['GET'] }] },
+        { key: 'root-key', name: 'root' },
+      ],
+    });
+    service.addResource({ name: 'Lab.Plant', storage: new MemoryStorage([{ Name: 'Fern' }]) });
+    service.addResource({ name: 'Lab.Secret', storage: new MemoryStorage([{ Formula: 'x' }]) });
+    return service;
+  }
+  const key = (k: string) => ({ headers: { ...RAW, authorization: `apikey ${k}` } });
+
+  test('with API keys: the listing shows a key its resources with its methods, and counts what it shows', async () => {
+    const service = keyed();
+    const listed = (await call(service, 'GET', '/Service.AvailableResource', key('reader-key'))).json as any[];
+    const names = listed.map((r) => r.Name);
+    expect(names).toContain('Lab.Plant');
+    expect(names).toContain('Service.AvailableResource');
+    for (const hidden of ['Lab.Secret', 'Lab.Secret.Inserted', 'Service.Admin.Error', 'Service.Admin.Macro', 'Service.Admin.Webhook'])
+      expect(names).not.toContain(hidden);
+    // GET brings REPORT and HEAD, which read the same rows.
+    expect(listed.find((r) => r.Name === 'Lab.Plant').Methods).toEqual(['GET', 'REPORT', 'HEAD']);
+    expect((await call(service, 'REPORT', '/Service.AvailableResource', key('reader-key'))).json).toBe(listed.length);
+    // A key with every right is shown everything, with every method.
+    const all = (await call(service, 'GET', '/Service.AvailableResource', key('root-key'))).json as any[];
+    expect(all.map((r) => r.Name)).toEqual(expect.arrayContaining(['Lab.Secret', 'Lab.Secret.Inserted', 'Service.Admin.Error']));
+    expect(all.find((r) => r.Name === 'Lab.Plant').Methods).toContain('DELETE');
+  });
+
+  test('with API keys: the OpenAPI document describes only the resources and methods of the key', async () => {
+    const service = keyed();
+    const doc = (await call(service, 'GET', '/', { headers: { ...OPENAPI, authorization: 'apikey reader-key' } })).json;
+    expect(Object.keys(doc.paths).some((p) => p.startsWith('/Lab.Secret'))).toBe(false);
+    expect(Object.keys(doc.components.schemas).some((s) => s.startsWith('Lab.Secret'))).toBe(false);
+    expect(Object.keys(doc.webhooks)).not.toContain('Lab.Secret.Inserted');
+    expect(doc['x-resources'].map((r: any) => r.name)).not.toContain('Lab.Secret');
+    expect(Object.keys(doc.paths['/Lab.Plant'])).toContain('get');
+    expect(Object.keys(doc.paths['/Lab.Plant'])).not.toContain('post');
+    expect(Object.keys(doc.paths['/Lab.Plant'])).not.toContain('delete');
+    const full = (await call(service, 'GET', '/', { headers: { ...OPENAPI, authorization: 'apikey root-key' } })).json;
+    expect(Object.keys(full.paths)).toContain('/Lab.Secret');
+    expect(Object.keys(full.paths['/Lab.Plant'])).toContain('delete');
+  });
+
+  test("in-app: a resource the app's rules close to a caller is neither listed nor described to it", async () => {
+    const service = shop();
+    service.addResource({
+      name: 'Shop.Ledger',
+      storage: new MemoryStorage([{ Total: 1 }]),
+      rules: { allow: (caller) => caller.principal.admin },
+    });
+    const annList = ((await as('ann', service, 'GET', '/Service.AvailableResource', undefined, RAW)).json as any[]).map((r) => r.Name);
+    expect(annList).toContain('Shop.Order');
+    expect(annList).not.toContain('Shop.Ledger');
+    expect(annList).not.toContain('Service.Admin.Error');
+    const annDoc = (await as('ann', service, 'GET', '/', undefined, OPENAPI)).json;
+    expect(Object.keys(annDoc.paths)).not.toContain('/Shop.Ledger');
+    const rootList = ((await as('root', service, 'GET', '/Service.AvailableResource', undefined, RAW)).json as any[]).map((r) => r.Name);
+    expect(rootList).toContain('Shop.Ledger');
+  });
+});

@@ -75,8 +75,9 @@ function ref(name: string): Json {
   return { $ref: `#/components/schemas/${name}` };
 }
 
-export function openApiDocument(service: Described, options: OpenApiOptions = {}): Json {
-  const resources = service.resources.all();
+/** The document; `shown` narrows it to the resources (and their methods) one caller may use (admin/listing.ts). */
+export function openApiDocument(service: Described, options: OpenApiOptions = {}, shown?: readonly Resource[]): Json {
+  const resources = shown ?? service.resources.all();
   const entityResources = resources.filter((r) => r.kind === 'EntityResource');
   const schemas: Json = {
     ErrorBody: errorBodySchema(),

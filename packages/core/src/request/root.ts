@@ -5,6 +5,7 @@
  */
 import { parseAccept } from '../content-types/negotiation.js';
 import { explorerPage } from '../admin/explorer.js';
+import type { Caller } from '../model/caller.js';
 import type { RequestContext } from './context.js';
 import type { PlainResponse } from '../http/types.js';
 import { OPENAPI_MEDIA_TYPES, type OpenApiOptions } from '../admin/openapi.js';
@@ -15,7 +16,8 @@ export interface RootHost {
   readonly protocols: Protocols;
   /** The caller's principal; throws 401. */
   authenticate(ctx: RequestContext): unknown;
-  openapi(options: OpenApiOptions): Record<string, unknown>;
+  /** The document as the caller may use the service. */
+  openapi(options: OpenApiOptions, caller: Caller): Record<string, unknown>;
 }
 
 /** The answer to `GET /` when it is not the JSON listing; undefined otherwise. */
@@ -41,7 +43,7 @@ export function rootResponse(service: RootHost, ctx: RequestContext): PlainRespo
 }
 
 async function openapiResponse(service: RootHost, ctx: RequestContext, requested: string): Promise<PlainResponse> {
-  // The document names every resource: it needs a valid key, as the listing does.
+  // The document names what the caller may use: it needs a valid key, as the listing does.
   ctx.principal = await service.authenticate(ctx);
   const type = requested.endsWith('yaml')
     ? 'application/yaml'
@@ -49,6 +51,7 @@ async function openapiResponse(service: RootHost, ctx: RequestContext, requested
       ? 'application/vnd.oai.openapi+json'
       : requested;
   // JSON text is valid YAML 1.2, so the YAML variants get the same bytes.
-  const body = JSON.stringify(service.openapi({ basePath: ctx.basePath }));
+  const caller: Caller = { context: ctx.context, principal: ctx.principal, method: ctx.method };
+  const body = JSON.stringify(service.openapi({ basePath: ctx.basePath }, caller));
   return { status: 200, headers: { 'content-type': `${type}; charset=utf-8` }, body: ctx.method === 'HEAD' ? null : body };
 }

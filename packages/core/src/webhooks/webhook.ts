@@ -451,7 +451,7 @@ function authorizeLocal(catalog: WebhookCatalog, author: WebhookAuthor, uri: str
 }
 
 /** The resource whose data an event carries: `Person` for `Person.Inserted`, else the event itself. */
-export function eventSource(catalog: SelectorCatalog, event: string): string {
+export function eventSource(catalog: Pick<SelectorCatalog, 'resources'>, event: string): string {
   const m = /^(.*)\.(Inserted|Updated|Deleted)$/.exec(event);
   const source = m ? catalog.resources.find(m[1]) : undefined;
   return source && source.kind === 'EntityResource' ? source.name : event;
