@@ -1,5 +1,5 @@
 // `pnpm bench`: every benchmark in one run, one table of ratios (DESIGN 10).
-//   node bench/run.mjs [--quick] [--only=query,scan,memory,memorykeys,handle,macro,regex,node,express,koa,jsonserver,post]
+//   node bench/run.mjs [--quick] [--only=query,scan,memory,memorykeys,handle,macro,regex,stream,node,express,koa,jsonserver,post]
 // In-process benches (query, macro) run in child processes of their own; HTTP benches
 // start each server and the load generator (autocannon) as separate child processes.
 // Figures are medians of several rounds after a warm-up; the whole run is written to
@@ -76,6 +76,10 @@ if (wanted('macro')) {
 if (wanted('regex')) {
   log('search_regex engines: re2js vs V8 linear engine...');
   results.regex = child('regex.mjs');
+}
+if (wanted('stream')) {
+  log('event streams: 1,000 subscribers, Resourcery vs a bare node:http SSE broadcaster...');
+  results.stream = child('stream.mjs');
 }
 const httpSuites = Object.keys(SUITES).filter(wanted);
 if (httpSuites.length) Object.assign(results, await runHttp({ quick: opts.quick, only: httpSuites, log: (m) => log(m) }));
@@ -338,6 +342,41 @@ if (results.regex) {
       rows.push([i === 0 ? what : `  ${what}`, fmt(p.re2jsMs), fmt(p.oldMs), x(p.ratio), '-', '>= 1x', verdict(p.ratio >= 1)]);
       rows.push([`    same pattern, whole GET through the service, ms`, fmt(p.serviceMs), '-', '-', '-', '(info)', '']);
     });
+}
+if (results.stream) {
+  const st = results.stream;
+  if (st.error) skipped('event streams', st);
+  else {
+    const n = st.subscribers.toLocaleString('en');
+    rows.push([
+      `event streams, ${n} subscribers, events/s (lib vs bare node:http SSE)`,
+      fmt(st.lib.eventsPerSecond),
+      fmt(st.bare.eventsPerSecond),
+      x(st.ratio),
+      cx(st.cpuRatio),
+      '>= 0.5x',
+      verdict(st.ratio >= 0.5),
+    ]);
+    // Lower is better for a delay: the ratio is the baseline's over the library's.
+    rows.push([
+      '  same, p99 ms from raise to receipt (paced)',
+      fmt(st.lib.p99),
+      fmt(st.bare.p99),
+      x(st.bare.p99 / st.lib.p99),
+      '-',
+      '>= 0.5x (2x)',
+      verdict(st.lib.p99 <= 2 * st.bare.p99),
+    ]);
+    rows.push([
+      '  memory per idle subscriber, KB (heap + external)',
+      fmt(st.lib.bytesPerSubscriber / 1024),
+      fmt(st.bare.bytesPerSubscriber / 1024),
+      '-',
+      '-',
+      '< 20 KB',
+      verdict(st.lib.bytesPerSubscriber < 20 * 1024),
+    ]);
+  }
 }
 
 mkdirSync(RESULTS_DIR, { recursive: true });
