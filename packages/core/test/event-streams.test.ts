@@ -81,6 +81,35 @@ describe('GET /<EventResource> with Accept: text/event-stream', () => {
     expect(await dotted.nextJson()).toMatchObject({ event: 'Person.Updated', data: [{ Id: 1, Name: 'bob' }] });
   });
 
+  test('alternatives (|) and IN lists select as in a GET: Name=ann|bob, Id=1|3, Age<18|>65', async () => {
+    const service = people();
+    const names = await subscribe(service, '/Person.Inserted/Name=ann|bob');
+    const ids = await subscribe(service, '/Person.Inserted/Id=1|3');
+    const ages = await subscribe(service, '/Person.Inserted/Age<18|>65&Name!=cy');
+    await call(service, 'POST', '/Person', {
+      body: [
+        { Id: 1, Name: 'ann', Age: 10 },
+        { Id: 2, Name: 'bob', Age: 40 },
+        { Id: 3, Name: 'cy', Age: 70 },
+        { Id: 4, Name: 'dee', Age: 80 },
+      ],
+    });
+    const ided = (reader: SseReader) => reader.nextJson().then((m) => m.data.map((e: { Id: number }) => e.Id));
+    expect(await ided(names)).toEqual([1, 2]);
+    expect(await ided(ids)).toEqual([1, 3]);
+    expect(await ided(ages)).toEqual([1, 4]);
+    // The same selectors in a GET select the same entities.
+    for (const [conditions, expected] of [
+      ['Name=ann|bob', [1, 2]],
+      ['Id=1|3', [1, 3]],
+      ['Age<18|>65&Name!=cy', [1, 4]],
+    ] as const) {
+      const got = await call(service, 'GET', `/Person/${conditions}/order_asc=Id&select=Id`, { headers: RAW });
+      expect(got.json.map((e: { Id: number }) => e.Id)).toEqual(expected);
+    }
+    await Promise.all([names.close(), ids.close(), ages.close()]);
+  });
+
   test('a selector that is not one is 400 InvalidEventSelector; an unknown event 404', async () => {
     const service = people();
     const meta = await call(service, 'GET', '/Person.Inserted/_/limit=1', { headers: STREAM });
