@@ -12,7 +12,10 @@ export async function runOperation(service: Service, method: string, uri: string
     resource,
     query: resource.query(parsed),
     input: async () => (body === undefined ? [] : [structuredClone(body)]),
-    changed: async () => undefined,
+    write: async (batch) => {
+      await resource.storage.write(batch);
+      return { raise: async () => undefined };
+    },
     authorize: () => undefined,
     caller: { context: undefined, principal: undefined, method },
     rows: null,

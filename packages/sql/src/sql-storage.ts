@@ -11,6 +11,7 @@ import {
 import { sessionFor, type Query, type Session, type SqlClient } from './client.js';
 import { DeclaredIndexes, indexName } from './indexes.js';
 import { prepareCounters, reserveKeys } from './key-counter.js';
+import { insertRows } from './insert.js';
 import { keyColumnValue, keyIndexName, prepareKeyColumn, takenKey } from './key-column.js';
 import { distinctKeys, searchSql } from './search-distinct.js';
 import { projectedBody, Spellings } from './projection.js';
@@ -91,6 +92,8 @@ export class SqlStorage implements Storage {
   readonly searches = true;
   private readonly quoted: string;
   private readonly session: Session;
+  /** The client given: storages on the same one can share a transaction (joins). */
+  private readonly client: SqlClient;
   private readonly create: boolean;
   private readonly keys = new WeakMap<Entity, RowKey>();
   /** How the rows spell the properties `select` reads (projection.ts). */
@@ -109,6 +112,7 @@ export class SqlStorage implements Storage {
     this.table = options.table;
     this.quoted = quoteTableName(options.table);
     this.session = sessionFor(options.client, options.acquireTimeoutMs);
+    this.client = options.client;
     this.create = options.create ?? true;
     this.maxRows = options.maxRows ?? DEFAULT_MAX_ROWS;
     this.searchIndex = options.searchIndex ?? false;
@@ -340,8 +344,29 @@ export class SqlStorage implements Storage {
     return key && { row: key.id, version: key.version };
   }
 
+  /** Whether inserts into `other` can commit in this storage's transactions (core Storage.joins): a SQL storage on the same client. */
+  joins(other: Storage): boolean {
+    return other instanceof SqlStorage && other.client === this.client;
+  }
+
+  /** Inserts rows in `query`'s transaction (insert.ts); their ids in insert order. */
+  private insertRows(query: Query, inserts: Entity[]): Promise<string[]> {
+    return insertRows(query, this.quoted, this.key, inserts);
+  }
+
+  /** Hands out inserted entities as rows of this table (their stamps). */
+  private inserted(inserts: Entity[], ids: string[]): void {
+    inserts.forEach((e, i) => this.keys.set(e, { id: ids[i], version: '0' }));
+  }
+
   async write(batch: WriteBatch): Promise<void> {
     await this.ready();
+    // Inserts into other tables on this client (the webhook outbox) commit in this transaction.
+    const joined = (batch.with ?? []).filter((w) => w.insert.length > 0) as Array<{ storage: SqlStorage; insert: Entity[] }>;
+    for (const { storage } of joined) {
+      if (!this.joins(storage)) throw new Error('WriteBatch.with names a storage that cannot share this transaction');
+      await storage.ready();
+    }
     const keyOf = (target: Target): RowKey => {
       const key = target.stamp ? { id: target.stamp.row, version: target.stamp.version } : this.keys.get(target.entity);
       // Not handed out by this storage, or by another instance: its row cannot be vouched for.
@@ -361,7 +386,7 @@ export class SqlStorage implements Storage {
     }
     const inserts = batch.insert ?? [];
     this.indexes.checkSpelling([...inserts, ...(batch.update ?? []).map((u) => u.value)]);
-    if (updates.size === 0 && deletes.size === 0 && inserts.length === 0) return;
+    if (updates.size === 0 && deletes.size === 0 && inserts.length === 0 && joined.length === 0) return;
 
     const key = this.key;
     const run = async (query: Query) => {
@@ -386,33 +411,17 @@ export class SqlStorage implements Storage {
         );
         if (deleted.length !== deletes.size) throw conflict();
       }
-      let ids: string[] = [];
-      if (inserts.length > 0) {
-        // `json` (not jsonb) keeps each entity's text as written, key order included.
-        const rows = key
-          ? // A taken key inserts nothing (ON CONFLICT on the key's unique index), and the batch is refused.
-            await query<{ id: string }>(
-              `INSERT INTO ${this.quoted} (body, key) SELECT e.value::text, nullif(k.value, 'null'::jsonb) FROM json_array_elements($1::text::json) WITH ORDINALITY AS e(value, n) ` +
-                'JOIN jsonb_array_elements($2::text::jsonb) WITH ORDINALITY AS k(value, n) USING (n) ORDER BY n ON CONFLICT (key) DO NOTHING RETURNING id::text AS id',
-              [JSON.stringify(inserts), JSON.stringify(inserts.map((e) => keyColumnValue(e, key)))],
-            )
-          : await query<{ id: string }>(
-              `INSERT INTO ${this.quoted} (body) SELECT e.value::text FROM json_array_elements($1::text::json) WITH ORDINALITY AS e(value, n) ORDER BY e.n RETURNING id::text AS id`,
-              [JSON.stringify(inserts)],
-            );
-        if (rows.length !== inserts.length)
-          throw takenKey(inserts.length === 1 ? JSON.stringify(keyColumnValue(inserts[0], key!)) : undefined);
-        // Ids are drawn in insert order; RETURNING's row order is not promised.
-        ids = rows.map((r) => r.id).sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));
-      }
-      return { versions, ids };
+      const ids = inserts.length > 0 ? await this.insertRows(query, inserts) : [];
+      const others: string[][] = [];
+      for (const { storage, insert } of joined) others.push(await storage.insertRows(query, insert));
+      return { versions, ids, others };
     };
 
     let result: Awaited<ReturnType<typeof run>>;
     try {
       // A single INSERT is atomic by itself (unless a taken key must undo it); anything that may need a rollback runs in a transaction.
       result =
-        updates.size === 0 && deletes.size === 0 && key === null
+        updates.size === 0 && deletes.size === 0 && key === null && joined.length === 0
           ? await run((text, params) => this.session.query(text, params))
           : await this.session.transaction(run);
     } catch (e) {
@@ -420,7 +429,8 @@ export class SqlStorage implements Storage {
     }
     const updated = new Map(result.versions.map((v) => [v.id, v.version]));
     for (const [id, u] of updates) this.keys.set(u.value, { id, version: updated.get(id)! });
-    inserts.forEach((e, i) => this.keys.set(e, { id: result.ids[i], version: '0' }));
+    this.inserted(inserts, result.ids);
+    joined.forEach(({ storage, insert }, i) => storage.inserted(insert, result.others[i]));
   }
 }
 

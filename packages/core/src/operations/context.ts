@@ -1,7 +1,8 @@
 import type { Caller } from '../model/caller.js';
 import type { Entity } from '../query/conditions.js';
 import type { CompiledQuery } from '../query/evaluate.js';
-import type { Resource } from '../model/resources.js';
+import type { ChangeKind, Resource } from '../model/resources.js';
+import type { WriteBatch } from '../storage/storage.js';
 import type { Result } from './results.js';
 import type { RowRule } from '../model/rules.js';
 
@@ -11,8 +12,12 @@ export interface OperationContext {
   query: CompiledQuery;
   /** Reads the request's entities (body or Source); 400 NoDataSource when there are none. */
   input(): Promise<Entity[]>;
-  /** Raises a change event of the resource, if it raises events. */
-  changed(kind: 'Inserted' | 'Updated' | 'Deleted', entities: Entity[]): Promise<void>;
+  /**
+   * Writes a change to the resource's storage; with it, where the storage can, the webhook
+   * outbox messages of the change events it raises (docs/webhooks.md). Resolves to what
+   * raises those events, called after the write hooks.
+   */
+  write(batch: WriteBatch, changes: ReadonlyArray<readonly [ChangeKind, Entity[]]>): Promise<Written>;
   /** Checks the caller's rights on another resource (403 Forbidden). */
   authorize: (resource: string, method: string) => void;
   /**
@@ -33,6 +38,11 @@ export interface OperationContext {
   ifMatch?: readonly string[];
   /** If-None-Match of PUT, PATCH and DELETE: versions (or `*`: any entity) the write must not change. */
   ifNoneMatch?: readonly string[];
+}
+
+/** A written change whose events are still to be raised. */
+export interface Written {
+  raise(): Promise<void>;
 }
 
 export type Operation = (op: OperationContext) => Promise<Result>;

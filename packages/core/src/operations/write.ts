@@ -47,10 +47,10 @@ async function insert(op: OperationContext, entities: Entity[]): Promise<Result>
   const stored = await newEntities(op, entities);
   // A storage that declares keys enforces them atomically (across instances); for others the service checks.
   if (resource.key && !resource.storage.declareKey) await checkUnique(resource.name, resource.key, resource.storage, stored);
-  await resource.storage.write({ insert: stored });
+  const written = await op.write({ insert: stored }, [['Inserted', stored]]);
   await resource.definition.afterWrite?.();
   await resource.hooks.afterInsert?.(stored, op.caller);
-  await op.changed('Inserted', stored);
+  await written.raise();
   return { kind: 'change', data: stored.map((e) => resource.output(e)), inserted: stored.length, ...versionOf(resource, stored) };
 }
 
@@ -60,13 +60,14 @@ async function update(op: OperationContext, pairs: Array<{ target: Entity; patch
   for (const { target, patch } of pairs) updates.push({ target, value: await prepare(op, merge(target, patch), target, patch) });
   if (updates.length === 0) return [];
   await checkChangedKeys(resource, updates);
-  await resource.storage.write({
-    update: updates.map((u) => ({ target: targetOf(resource.storage, u.target, resource.key), value: u.value })),
-  });
-  await resource.definition.afterWrite?.();
   const values = updates.map((u) => u.value);
+  const written = await op.write(
+    { update: updates.map((u) => ({ target: targetOf(resource.storage, u.target, resource.key), value: u.value })) },
+    [['Updated', values]],
+  );
+  await resource.definition.afterWrite?.();
   await resource.hooks.afterUpdate?.(values, op.caller);
-  await op.changed('Updated', values);
+  await written.raise();
   return values;
 }
 
@@ -167,10 +168,10 @@ const del: Operation = async (op) => {
   checkPreconditions(op, matches);
   if (matches.length > 0) {
     if (resource.hooks.beforeDelete) await resource.hooks.beforeDelete(matches, op.caller);
-    await resource.storage.write({ delete: matches.map((e) => targetOf(resource.storage, e, resource.key)) });
+    const written = await op.write({ delete: matches.map((e) => targetOf(resource.storage, e, resource.key)) }, [['Deleted', matches]]);
     await resource.definition.afterWrite?.();
     await resource.hooks.afterDelete?.(matches, op.caller);
-    await op.changed('Deleted', matches);
+    await written.raise();
   }
   return { kind: 'change', data: [], deleted: matches.length };
 };
@@ -237,22 +238,21 @@ async function safepost(op: OperationContext, entities: Entity[]): Promise<Resul
   const updated = [...updates].map(([target, value]) => ({ target, value }));
   if (resource.key && !resource.storage.declareKey) await checkUnique(resource.name, resource.key, resource.storage, inserts);
   await checkChangedKeys(resource, updated);
-  await resource.storage.write({
-    insert: inserts,
-    update: updated.map((u) => ({ target: targetOf(resource.storage, u.target, resource.key), value: u.value })),
-  });
+  const values = updated.map((u) => u.value);
+  const change = await op.write(
+    {
+      insert: inserts,
+      update: updated.map((u) => ({ target: targetOf(resource.storage, u.target, resource.key), value: u.value })),
+    },
+    [
+      ['Inserted', inserts],
+      ['Updated', values],
+    ],
+  );
   if (inserts.length || updated.length) await resource.definition.afterWrite?.();
   if (inserts.length) await resource.hooks.afterInsert?.(inserts, op.caller);
-  if (updated.length)
-    await resource.hooks.afterUpdate?.(
-      updated.map((u) => u.value),
-      op.caller,
-    );
-  await op.changed('Inserted', inserts);
-  await op.changed(
-    'Updated',
-    updated.map((u) => u.value),
-  );
+  if (updated.length) await resource.hooks.afterUpdate?.(values, op.caller);
+  await change.raise();
   return { kind: 'change', data: written.map((w) => resource.output(w())), inserted: inserts.length, updated: updated.length };
 }
 

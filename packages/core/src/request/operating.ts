@@ -4,10 +4,12 @@ import { ServiceError } from '../errors.js';
 import type { Caller } from '../model/caller.js';
 import type { ChangeKind, Resource } from '../model/resources.js';
 import type { RowRule } from '../model/rules.js';
-import type { OperationContext } from '../operations/context.js';
+import type { OperationContext, Written } from '../operations/context.js';
 import { readSource } from '../outgoing/source-destination.js';
 import type { Entity } from '../query/conditions.js';
 import type { CompiledQuery } from '../query/evaluate.js';
+import type { WriteBatch } from '../storage/storage.js';
+import type { PreparedEvent } from '../webhooks/events.js';
 import type { RequestContext } from './context.js';
 import type { PipelineHost } from './host.js';
 import { writeConditions } from './preconditions.js';
@@ -53,8 +55,22 @@ export class Operating implements OperationContext {
     return (this.reading ??= readInput(this.host, this.ctx));
   }
 
-  changed(kind: 'Inserted' | 'Updated' | 'Deleted', entities: Entity[]): Promise<void> {
-    return changed(this.host, this.resource, kind, entities, this.ctx);
+  async write(batch: WriteBatch, changes: ReadonlyArray<readonly [ChangeKind, Entity[]]>): Promise<Written> {
+    const { storage } = this.resource;
+    const events: PreparedEvent[] = [];
+    for (const [kind, entities] of changes) {
+      const prepared = await prepareChange(this.host, this.resource, kind, entities, this.ctx);
+      if (prepared !== null) events.push(prepared);
+    }
+    const writes = events.flatMap((e) => e.writes);
+    // The transactional outbox: the change and its messages commit together, or neither does.
+    const together = writes.length > 0 && writes.every((w) => storage.joins?.(w.storage) === true);
+    await storage.write(together ? { ...batch, with: writes } : batch);
+    return {
+      raise: async () => {
+        for (const event of events) await event.finish(together);
+      },
+    };
   }
 }
 
@@ -81,13 +97,20 @@ async function readEntities(host: PipelineHost, ctx: RequestContext): Promise<En
   return contentType.read!(body, { params });
 }
 
-async function changed(host: PipelineHost, resource: Resource, kind: ChangeKind, entities: Entity[], ctx: RequestContext): Promise<void> {
-  if (resource.changeEvents.includes(kind) && entities.length > 0)
-    await host.events.raise(
-      `${resource.name}.${kind}`,
-      entities.map((e) => resource.output(e)),
-      { depth: ctx.depth, origin: ctx.origin },
-    );
+/** A change event of the resource, prepared before the change is written; null when it raises none. */
+function prepareChange(
+  host: PipelineHost,
+  resource: Resource,
+  kind: ChangeKind,
+  entities: Entity[],
+  ctx: RequestContext,
+): Promise<PreparedEvent | null> | null {
+  if (!resource.changeEvents.includes(kind) || entities.length === 0) return null;
+  return host.events.prepare(
+    `${resource.name}.${kind}`,
+    entities.map((e) => resource.output(e)),
+    { depth: ctx.depth, origin: ctx.origin },
+  );
 }
 
 /** Whether a GET's answer may be written while the storage still reads it: nothing needs it whole first (a Destination, If-Match, If-None-Match). */

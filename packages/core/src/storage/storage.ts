@@ -90,6 +90,12 @@ export interface WriteBatch {
   /** `value` replaces the stored entity `target` addresses. */
   update?: Array<{ target: Target; value: Entity }>;
   delete?: Target[];
+  /**
+   * Inserts into other storages that commit in the same transaction (an event's webhook
+   * outbox messages, docs/webhooks.md). Given only to a storage whose `joins` accepts
+   * every one of those storages.
+   */
+  with?: ReadonlyArray<{ storage: Storage; insert: Entity[] }>;
 }
 
 export interface Storage {
@@ -148,6 +154,12 @@ export interface Storage {
    * that has it (docs/deployment.md).
    */
   check?(): Promise<void>;
+  /**
+   * Optional: whether `write` can commit inserts into `other` in its own transaction
+   * (WriteBatch.with); SQL storages on one database client can. The service then writes
+   * a change and its webhook outbox messages at once (docs/webhooks.md).
+   */
+  joins?(other: Storage): boolean;
 }
 
 /** A top-level property an index covers, spelled as the entities spell it. */

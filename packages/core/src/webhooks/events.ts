@@ -1,5 +1,6 @@
 import type { Origin } from '../outgoing/origin.js';
 import type { Entity } from '../query/conditions.js';
+import type { Storage } from '../storage/storage.js';
 
 export interface EventDefinition {
   description?: string;
@@ -36,15 +37,37 @@ export interface RaisedEvent {
 
 export type EventListener = (event: RaisedEvent) => void | Promise<void>;
 
+/** What an event owes to storages (webhooks: its outbox messages), made before the change it reports is written. */
+export interface EventWrites {
+  writes: Array<{ storage: Storage; insert: Entity[] }>;
+  /** Called once the writes are committed. */
+  done(): void;
+}
+
+/** Prepares an event's writes; null when it owes none. */
+export type EventPreparer = (event: RaisedEvent) => Promise<EventWrites | null>;
+
+/**
+ * An event prepared before the change it reports is written. `writes` may commit in the
+ * change's own transaction (the transactional outbox, docs/webhooks.md); `finish` then
+ * takes `true`, else it writes them itself. Either way it calls the listeners after.
+ */
+export interface PreparedEvent {
+  readonly writes: ReadonlyArray<{ storage: Storage; insert: Entity[] }>;
+  finish(written: boolean): Promise<void>;
+}
+
 /**
  * Event resources and their listeners. `raise` resolves once every listener has taken
  * the event (webhooks write their outbox then), so a change is acknowledged only after
- * its deliveries are recorded. A failing listener never fails the raise: the change it
- * reports has already happened.
+ * its deliveries are recorded; a change's own events are prepared before it is written,
+ * so that their outbox messages can commit with it. A failing listener never fails the
+ * raise: the change it reports has already happened.
  */
 export class Events {
   private readonly definitions = new Map<string, EventDefinition & { name: string }>();
   private readonly listeners: EventListener[] = [];
+  private readonly preparers: EventPreparer[] = [];
   /** Where listener failures go; replace it to log them your way. */
   onListenerError: (error: unknown, event: RaisedEvent) => void = (error, event) => {
     process.emitWarning(
@@ -69,7 +92,17 @@ export class Events {
     };
   }
 
+  /** A listener whose writes commit with the change that raises the event, where the storage can (webhooks' outbox). */
+  prepareWith(preparer: EventPreparer): void {
+    this.preparers.push(preparer);
+  }
+
   async raise(name: string, payload: EventPayload, options: RaiseOptions = {}): Promise<void> {
+    await (await this.prepare(name, payload, options))?.finish(false);
+  }
+
+  /** The event's writes, before the change it reports is written; null when there is no event to raise. */
+  async prepare(name: string, payload: EventPayload, options: RaiseOptions = {}): Promise<PreparedEvent | null> {
     const definition = this.get(name);
     if (!definition) throw new Error(`Unknown event '${name}': define it with service.defineEvent first`);
     const event: RaisedEvent = { name: definition.name, time: new Date(), depth: options.depth ?? 0, origin: options.origin };
@@ -77,9 +110,37 @@ export class Events {
       event.binary = toBinary(payload, definition.contentType, name);
     } else {
       event.entities = toEntities(payload, name);
-      if (event.entities.length === 0) return;
+      if (event.entities.length === 0) return null;
     }
-    if (this.listeners.length === 0) return;
+    if (this.listeners.length === 0 && this.preparers.length === 0) return null;
+    const parts: EventWrites[] = [];
+    for (const preparer of this.preparers) {
+      try {
+        const part = await preparer(event);
+        if (part !== null) parts.push(part);
+      } catch (error) {
+        this.onListenerError(error, event);
+      }
+    }
+    return {
+      writes: parts.flatMap((p) => p.writes),
+      finish: async (written) => {
+        await Promise.all([...parts.map((part) => this.complete(part, written, event)), this.notify(event)]);
+      },
+    };
+  }
+
+  /** Writes a part that did not commit with the change (when asked to), then tells it. */
+  private async complete(part: EventWrites, written: boolean, event: RaisedEvent): Promise<void> {
+    try {
+      if (!written) for (const { storage, insert } of part.writes) await storage.write({ insert });
+      part.done();
+    } catch (error) {
+      this.onListenerError(error, event);
+    }
+  }
+
+  private async notify(event: RaisedEvent): Promise<void> {
     await Promise.all(
       this.listeners.map(async (listener) => {
         try {

@@ -51,10 +51,6 @@ export class Outbox {
 
   constructor(readonly storage: Storage) {}
 
-  add(messages: OutboxMessage[]): Promise<void> {
-    return this.storage.write({ insert: messages });
-  }
-
   /** Replaces a message; resolves to the stored value. */
   async update(target: OutboxMessage, value: OutboxMessage): Promise<OutboxMessage> {
     await this.enqueue({ update: [{ target: targetOf(this.storage, target), value }] });

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { RaisedEvent } from './events.js';
+import type { EventWrites, RaisedEvent } from './events.js';
 import { Origin } from '../outgoing/origin.js';
 import type { Entity, Predicate } from '../query/conditions.js';
 import type { JsonSchema } from '../query/schema-types.js';
@@ -89,7 +89,7 @@ export class Webhooks {
     this.definitions = [webhooks, log];
     this.outbox = new Outbox(deps.storage(OUTBOX_STORAGE));
     this.worker = new DeliveryWorker(deps, this.outbox, this.log, (id) => this.find(id), this.options);
-    deps.events.subscribe((event) => this.enqueue(event));
+    deps.events.prepareWith((event) => this.prepare(event));
     this.worker.start();
   }
 
@@ -131,11 +131,15 @@ export class Webhooks {
     return (await this.cache.get()).byId.get(id);
   }
 
-  /** The Events listener: one outbox message per matching webhook, written before the raise resolves. */
-  private async enqueue(event: RaisedEvent): Promise<void> {
+  /**
+   * The Events preparer: one outbox message per matching webhook, written with the change
+   * that raises the event where its storage can (docs/webhooks.md), in any case before
+   * the raise resolves; the worker takes them once written.
+   */
+  private async prepare(event: RaisedEvent): Promise<EventWrites | null> {
     // Strict: a webhook another instance saved before this event was raised must see it.
     const { hooks } = await this.cache.get(true);
-    if (hooks.length === 0) return;
+    if (hooks.length === 0) return null;
     const now = Date.now();
     // An event raised by the app itself (service.raise) is an origin of its own.
     const origin = event.origin ?? new Origin();
@@ -165,8 +169,7 @@ export class Webhooks {
         LockedUntil: dueAt + this.worker.lease,
       });
     }
-    if (messages.length === 0) return;
-    await this.outbox.add(messages);
-    this.worker.accept(messages, origin);
+    if (messages.length === 0) return null;
+    return { writes: [{ storage: this.outbox.storage, insert: messages }], done: () => this.worker.accept(messages, origin) };
   }
 }
