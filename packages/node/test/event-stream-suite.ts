@@ -1,4 +1,6 @@
+import { once } from 'node:events';
 import type { IncomingMessage } from 'node:http';
+import net from 'node:net';
 import { createService, type Service } from '@resourcery/core';
 import { SseReader } from '../../core/test/sse-support';
 
@@ -31,6 +33,7 @@ export function eventStreamSuite(start: StartServer): void {
 
   async function serve(): Promise<{ url: string; service: Service }> {
     const service = createService({
+      streams: { maxBufferBytes: 64 * 1024 },
       authenticate: (_request, context: { user?: string }) => {
         if (context?.user === undefined) throw new Error('no session');
         return { user: context.user };
@@ -77,6 +80,44 @@ export function eventStreamSuite(start: StartServer): void {
     controller.abort();
     await reader.close().catch(() => undefined);
     await eventually(() => service.streams.opened() === 0);
+  });
+
+  test('a subscriber that stops reading is cut off past maxBufferBytes: a final event: closed, its slot freed', async () => {
+    const { url, service } = await serve();
+    const admin = { context: { user: 'admin' } };
+    const patch = (text: string) =>
+      service.handle(
+        { method: 'PATCH', uri: '/Note/Id=1', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ Text: text }) },
+        admin,
+      );
+    await service.handle(
+      { method: 'POST', uri: '/Note', headers: { 'content-type': 'application/json' }, body: '{"Id":1,"Owner":"ann"}' },
+      admin,
+    );
+    // A client that reads nothing: the kernel's buffers fill, then the adapter's, then the stream's.
+    const { hostname, port, pathname } = new URL(url);
+    const socket = net.connect(Number(port), hostname);
+    socket.pause();
+    await once(socket, 'connect');
+    socket.write(`GET ${pathname}/Note.Updated HTTP/1.1\r\nHost: ${hostname}\r\nAccept: text/event-stream\r\nCookie: session=ann\r\n\r\n`);
+    try {
+      await eventually(() => service.streams.opened() === 1);
+      // 4,000 updates of 8 KB each: 32 MB, more than any buffer between the two ends holds.
+      const filler = 'x'.repeat(8192);
+      for (let i = 0; i < 4000; i++) expect((await patch(`${i} ${filler}`)).status).toBe(200);
+      let received = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk: string) => (received = received.slice(-100_000) + chunk));
+      socket.resume();
+      await eventually(() => received.includes('event: closed'));
+      expect(received).toMatch(/event: closed\ndata: \{"Reason":"SlowConsumer"/);
+      // The updates after the cut were never queued: the last one sent is far from the last one made.
+      const sent = [...received.matchAll(/"Text":"(\d+) /g)].map((m) => Number(m[1]));
+      expect(sent[sent.length - 1]).toBeLessThan(3999);
+      await eventually(() => service.streams.opened() === 0);
+    } finally {
+      socket.destroy();
+    }
   });
 
   test('without a session the subscription is 401, before any stream opens', async () => {
