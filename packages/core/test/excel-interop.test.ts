@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import * as XLSX from 'xlsx';
 import { createService, type Entity, type Service } from '@resourcery/core';
 import { EXCEL, readBody, storedZip } from './content-types-support';
+import { readEntry, zipEntries } from '../src/content-types/zip';
 
 /**
  * Workbooks written by other programs (SheetJS in the tests; LibreOffice and openpyxl as
@@ -121,6 +122,22 @@ describe('a workbook the service wrote comes back as the same entities', () => {
     expect(r.json).toEqual(tricky);
     // The exact order of properties survives too.
     expect(r.json.map((e: Entity) => Object.keys(e))).toEqual(tricky.map((e) => Object.keys(e)));
+  });
+
+  test('a carriage return in text is written as _x000D_, which XML end-of-line handling cannot turn into LF', async () => {
+    const s = service();
+    const note = 'line one\r\nline two\rend';
+    expect((await post(s, Buffer.from(JSON.stringify([{ Id: 1, Note: note }])), 'application/json')).status).toBe(201);
+    const exported = await exportExcel(s);
+    // A conformant XML parser (Excel, LibreOffice) reads CR LF and a lone CR in the file as LF
+    // (XML 1.0, 2.11): so no raw CR may be in any part of the workbook.
+    const entries = zipEntries(exported)!;
+    for (const [name, entry] of entries)
+      if (name.endsWith('.xml'))
+        expect([name, (await readEntry(exported, entry, { remaining: 1 << 26 })).includes(0x0d)]).toEqual([name, false]);
+    const wb = XLSX.read(exported, { type: 'buffer' });
+    expect(XLSX.utils.sheet_to_json<Record<string, unknown>>(wb.Sheets[wb.SheetNames[0]])[0].Note).toBe(note);
+    expect((await post(service(), exported)).json[0].Note).toBe(note);
   });
 
   test('an export edited so that it no longer fits its types record is read by the plain rules', async () => {

@@ -1,5 +1,5 @@
 import { createService, MemoryStorage, type Service } from '@resourcery/core';
-import { call, PEOPLE, PERSON_SCHEMA, RAW } from './handle-support';
+import { bodyText, call, PEOPLE, PERSON_SCHEMA, RAW } from './handle-support';
 
 /** Request bodies, 405, views, resource lookup and the resource listing, through `service.handle`. */
 
@@ -46,6 +46,16 @@ describe('bodies are read and checked before anything is written', () => {
     const r = await call(service, 'POST', '/Lab.Person', { body: '{"Name": "Ada", ' });
     expect(r.status).toBe(400);
     expect(r.json.ErrorCode).toBe('FailedJsonDeserialization');
+  });
+
+  test('a JSON body that is not UTF-8: 400 FailedJsonDeserialization, nothing stored as U+FFFD', async () => {
+    const count = async () => (await call(service, 'REPORT', '/Lab.Person', { headers: RAW })).text;
+    const before = await count();
+    const body = Buffer.concat([Buffer.from('{"Name":"Ad'), Buffer.from([0xff, 0xfe]), Buffer.from('a","Age":1}')]);
+    const r = await service.handle({ method: 'POST', uri: '/Lab.Person', headers: { 'content-type': 'application/json' }, body });
+    expect(r.status).toBe(400);
+    expect(JSON.parse(await bodyText(r.body)).Message).toContain('not UTF-8');
+    expect(await count()).toBe(before);
   });
 
   test.each([

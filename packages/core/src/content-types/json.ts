@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { ServiceError } from '../errors.js';
 import type { Entity } from '../query/conditions.js';
 import type { Result } from '../operations/results.js';
@@ -10,9 +11,12 @@ export const json: ContentType = {
   mimeType: 'application/json',
   bindings: ['application/json', 'application/service-json', 'json', 'text/plain'],
   read(body) {
+    const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+    // JSON text is UTF-8 (RFC 8259): bytes that are not would be read as U+FFFD and stored so.
+    if (!isUtf8(bytes)) throw new ServiceError('FailedJsonDeserialization', 'The body is not valid JSON: it is not UTF-8 text');
     let value: unknown;
     try {
-      value = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
+      value = JSON.parse(bytes.toString('utf8'));
     } catch (e) {
       throw new ServiceError('FailedJsonDeserialization', `The body is not valid JSON: ${(e as Error).message}`);
     }

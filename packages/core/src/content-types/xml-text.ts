@@ -24,7 +24,7 @@ export function cellText(raw: string): string {
 /** What a writer must do so that cellText gives `text` back: escape `_xHHHH_` look-alikes and control characters. */
 export function escapeCellText(text: string): string {
   // eslint-disable-next-line no-control-regex
-  return text.replace(/_x(?=[0-9A-Fa-f]{4}_)|[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]/g, (m) =>
+  return text.replace(/_x(?=[0-9A-Fa-f]{4}_)|[\x00-\x08\x0b-\x1f\ufffe\uffff]/g, (m) =>
     m === '_x' ? '_x005F_x' : `_x${m.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}_`,
   );
 }

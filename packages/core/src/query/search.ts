@@ -1,4 +1,3 @@
-import safeRegex from 'safe-regex2';
 import { ServiceError } from '../errors.js';
 import { Lru } from '../util/lru.js';
 import { jsonTextSearch } from './json-text-search.js';
@@ -67,9 +66,10 @@ export function compileSearchRegex(value: string): SearchPredicate {
 
 /**
  * A regular expression compiled once per pattern for the linear-time engine (RE2), so no
- * pattern a client sends can backtrack. The pattern must also be a valid JavaScript regular
- * expression (the documented syntax); the classic catastrophic shapes stay refused (400)
- * as documented, although the engine would run them in linear time.
+ * pattern a client sends can backtrack: shapes that are catastrophic for a backtracking
+ * engine (`(a+)+`, `(a|b)*c`) run in linear time and are accepted. The pattern must also
+ * be a valid JavaScript regular expression (the documented syntax); what RE2 cannot run
+ * (back-references, lookaround) is refused (docs/uri.md).
  */
 function safeRegExp(pattern: string, caseSensitive: boolean): LinearRegExp {
   const key = `${caseSensitive ? 'cs' : 'ci'}/${pattern}`;
@@ -77,19 +77,13 @@ function safeRegExp(pattern: string, caseSensitive: boolean): LinearRegExp {
   if (re) return re;
   if (pattern.length > MAX_PATTERN)
     throw new ServiceError('InvalidMetaConditionValueType', `The regular expression is longer than ${MAX_PATTERN} characters`);
-  let js: RegExp;
   try {
-    js = new RegExp(pattern, caseSensitive ? '' : 'i');
+    // Validates the JavaScript syntax; RE2 runs the pattern.
+    new RegExp(pattern, caseSensitive ? '' : 'i');
   } catch (e) {
     throw new ServiceError('InvalidMetaConditionValueType', `Invalid regular expression '${pattern}': ${(e as Error).message}`);
   }
-  if (!safeRegex(js) || hasQuantifiedAlternation(pattern) || /\\[1-9]|\\k</.test(pattern)) {
-    throw new ServiceError(
-      'InvalidMetaConditionValueType',
-      `The regular expression '${pattern}' could backtrack catastrophically (nested quantifiers, quantified alternation or back-references); simplify it`,
-    );
-  }
-  const linear = compileLinear(pattern, caseSensitive);
+  const linear = /\\[1-9]|\\k</.test(pattern) ? null : compileLinear(pattern, caseSensitive);
   if (linear === null) {
     throw new ServiceError(
       'InvalidMetaConditionValueType',
@@ -98,33 +92,6 @@ function safeRegExp(pattern: string, caseSensitive: boolean): LinearRegExp {
   }
   regexCache.set(key, linear);
   return linear;
-}
-
-const QUANTIFIER = /[*+]|\{\d+(?:,\d*)?\}/y;
-
-/**
- * Whether a repeated group holds an alternation at any depth, such as (a|a)+, ((a|a))*
- * or (a|a){30}: each repetition may take either branch, so a failing match can try
- * exponentially many paths. safe-regex2 only measures nested quantifiers.
- */
-function hasQuantifiedAlternation(pattern: string): boolean {
-  const groups: boolean[] = [];
-  let inClass = false;
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i];
-    if (c === '\\') i++;
-    else if (inClass) inClass = c !== ']';
-    else if (c === '[') inClass = true;
-    else if (c === '(') groups.push(false);
-    else if (c === '|' && groups.length > 0) groups[groups.length - 1] = true;
-    else if (c === ')' && groups.length > 0) {
-      const alternation = groups.pop()!;
-      QUANTIFIER.lastIndex = i + 1;
-      if (alternation && QUANTIFIER.test(pattern)) return true;
-      if (alternation && groups.length > 0) groups[groups.length - 1] = true;
-    }
-  }
-  return false;
 }
 
 function textOf(e: Entity, scope: Locator | null): string {
