@@ -123,12 +123,19 @@ export class Query<T = Entity> {
     return this.with({ view: name });
   }
 
-  orderAsc(property: (keyof T & string) | string): Query<T> {
-    return this.withMeta('order_asc', encodeLocator(property)).without('order_desc');
+  /**
+   * Sorts ascending by these properties, each breaking the ties of the ones before
+   * (`order_asc=LastName,FirstName`). With orderDesc too, the one called first is the
+   * primary order: `orderDesc('Age').orderAsc('Name')` is `order_desc=Age&order_asc=Name`.
+   * Calling it again replaces its properties (and makes them come after orderDesc's).
+   */
+  orderAsc(...properties: Array<(keyof T & string) | string>): Query<T> {
+    return this.withMeta('order_asc', orderKeys(properties));
   }
 
-  orderDesc(property: (keyof T & string) | string): Query<T> {
-    return this.withMeta('order_desc', encodeLocator(property)).without('order_asc');
+  /** Sorts descending by these properties; see orderAsc for how the two combine. */
+  orderDesc(...properties: Array<(keyof T & string) | string>): Query<T> {
+    return this.withMeta('order_desc', orderKeys(properties));
   }
 
   limit(n: number): Query<T> {
@@ -176,13 +183,6 @@ export class Query<T = Entity> {
   /** POST updates the entities that match on these properties instead of inserting them. */
   safepost(...properties: string[]): Query<T> {
     return this.withMeta('safepost', properties.map(encodeLocator).join(','));
-  }
-
-  private without(name: string): Query<T> {
-    if (!this.state.meta.has(name)) return this;
-    const meta = new Map(this.state.meta);
-    meta.delete(name);
-    return this.with({ meta });
   }
 
   /** The URI of this query, relative to the service's base URL. */
@@ -333,4 +333,9 @@ export class Client {
 
 export function createClient(options: ClientOptions): Client {
   return new Client(options);
+}
+
+function orderKeys(properties: readonly string[]): string {
+  if (properties.length === 0) throw new TypeError('An order needs at least one property');
+  return properties.map(encodeLocator).join(',');
 }

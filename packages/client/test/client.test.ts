@@ -121,6 +121,18 @@ describe.each(adapters)('@resourcery/client against %s', (_name, serve) => {
     ]);
   });
 
+  test('several order keys: one call lists them, and the direction called first is the primary order', async () => {
+    const skus = async (q: ReturnType<typeof products>) => (await q.select('Sku').get()).map((p) => p.Sku);
+    const byLengthThenPrice = products().orderDesc('Name.Length', 'Price');
+    expect(byLengthThenPrice.uri()).toBe('/Shop.Product/_/order_desc=Name.Length,Price');
+    // Two names of 11 characters: the higher price first.
+    expect(await skus(byLengthThenPrice)).toEqual(['Q-1', 'P-5', 'B-1', 'S-7', 'O-9', '007', 'E-2']);
+    const mixed = products().orderDesc('Name.Length').orderAsc('Sku');
+    expect(mixed.uri()).toBe('/Shop.Product/_/order_desc=Name.Length&order_asc=Sku');
+    expect((await skus(mixed)).slice(0, 3)).toEqual(['P-5', 'Q-1', 'B-1']);
+    expect(() => products().orderAsc()).toThrow(TypeError);
+  });
+
   test('search and search_regex with characters that must be encoded', async () => {
     expect((await products().search('w 1/2').get()).map((p) => p.Sku)).toEqual(['S-7']);
     expect(
@@ -260,8 +272,9 @@ describe('URI building', () => {
       client.resource('E').where('At', '>=', new Date('2024-01-02T03:04:05Z')).where({ 'Address.City': 'Oslo', Active: true }).uri(),
     ).toBe("/E/At>=2024-01-02T03%3A04%3A05.000Z&Address.City='Oslo'&Active=true");
   });
-  test('a repeated meta-condition is replaced, and order_asc replaces order_desc', () => {
-    expect(client.resource('E').limit(5).limit(10).orderDesc('A').orderAsc('B').uri()).toBe('/E/_/limit=10&order_asc=B');
+  test('a repeated meta-condition is replaced; order_asc and order_desc are two keys, each replaced on its own', () => {
+    expect(client.resource('E').limit(5).limit(10).orderDesc('A').orderAsc('B').uri()).toBe('/E/_/limit=10&order_desc=A&order_asc=B');
+    expect(client.resource('E').orderAsc('X').orderDesc('A').orderAsc('B', 'C').uri()).toBe('/E/_/order_desc=A&order_asc=B,C');
   });
   test('bad input is refused before any request', () => {
     expect(() => client.resource('E').where('', '=', 1)).toThrow(TypeError);

@@ -86,8 +86,10 @@ describe('order_asc / order_desc: stable, null and missing first ascending', () 
     expect(ids(data, '_', 'order_desc=V')).toEqual([5, 8, 1, 6, 2, 7, 3, 4]);
   });
 
-  test('the last order given wins', () => {
-    expect(ids(people, '_', 'order_asc=Name&order_desc=Id')).toEqual([5, 4, 3, 2, 1]);
+  test('order_asc and order_desc together are two keys, the first written primary (no longer the last one alone)', () => {
+    expect(ids(people, '_', 'order_asc=City&order_desc=Id')).toEqual([4, 3, 1, 5, 2]);
+    expect(ids(people, '_', 'order_desc=Id&order_asc=City')).toEqual([5, 4, 3, 2, 1]);
+    expect(ids(people, '_', 'order_asc=Name&order_asc=City')).toEqual([4, 1, 3, 2, 5]);
   });
 });
 

@@ -65,11 +65,22 @@ function reference(entities: Entity[], q: CompiledQuery): Entity[] {
     });
   }
   if (m.order !== null) {
-    const { locator, descending } = m.order;
+    const order = m.order;
     // The order reads the stored entity unless projection renamed or added the name.
     const source = q.sourceOrder;
-    const keyed = out.map((e, i) => ({ e, i, k: source !== null && !m.distinct ? source.get(entities[i]) : locator.getOutput(e) }));
-    keyed.sort((a, b) => (descending ? compareValues(b.k, a.k) : compareValues(a.k, b.k)) || a.i - b.i);
+    const keyed = out.map((e, i) => ({
+      e,
+      i,
+      k: order.map((key, j) => (source !== null && !m.distinct ? source[j].get(entities[i]) : key.locator.getOutput(e))),
+    }));
+    const cmp = (a: unknown[], b: unknown[]) => {
+      for (let j = 0; j < order.length; j++) {
+        const c = order[j].descending ? compareValues(b[j], a[j]) : compareValues(a[j], b[j]);
+        if (c !== 0) return c;
+      }
+      return 0;
+    };
+    keyed.sort((a, b) => cmp(a.k, b.k) || a.i - b.i);
     out = keyed.map((x) => x.e);
   }
   const start = m.offset >= 0 ? m.offset : Math.max(0, out.length + m.offset);

@@ -18,7 +18,7 @@ import { projectedBody, Spellings } from './projection.js';
 import { after, inBatches, NO_VALUE, orderKey, STREAM_BATCH, type Row } from './stream.js';
 import { refusal } from './refusal.js';
 import { quoteTableName } from './table-name.js';
-import { Params, translateConditions, translateOrder, type ConditionsSql } from './translate.js';
+import { Params, translateConditions, translateOrders, type ConditionsSql } from './translate.js';
 
 export interface SqlStorageOptions {
   /** A PGlite instance (see openPglite), a `pg` Pool, or a `pg` Client (one connection). */
@@ -90,6 +90,8 @@ export class SqlStorage implements Storage {
   readonly table: string;
   /** Text search runs in SQL: exactly, or as a prefilter the service checks (search-distinct.ts). */
   readonly searches = true;
+  /** Orders of several keys are one ORDER BY (translate.ts). */
+  readonly ordersByKeys = true;
   private readonly quoted: string;
   private readonly session: Session;
   /** The client given: storages on the same one can share a transaction (joins). */
@@ -281,9 +283,10 @@ export class SqlStorage implements Storage {
       else if (search.approximate !== undefined && conditions.exact && (await this.anyRow(search.approximate))) conditions.exact = false;
     }
     // A stream's order: id, or a typed indexed property read on the table itself, then id (stream.ts).
-    const keyset = conditions.exact && params.columns.length === 0 ? orderKey(query.order, params) : null;
+    const orders = query.order === null ? [] : [query.order, ...(query.thenBy ?? [])];
+    const keyset = conditions.exact && params.columns.length === 0 && orders.length <= 1 ? orderKey(query.order, params) : null;
     if (next !== undefined) conditions.direct.push(after(keyset, next.after, params));
-    const order = conditions.exact && query.order !== null ? translateOrder(query.order, params) : null;
+    const order = conditions.exact && orders.length > 0 ? translateOrders(orders, params) : null;
     // A page is cut from the exact matches in the exact order, or not at all.
     const paging = conditions.exact && (query.order === null || order !== null) && query.offset >= 0;
     // distinct: the first row of each group, when the groups can be formed on the table itself.

@@ -149,7 +149,7 @@ function inListSql(item: AnyOf, p: IndexedProperty, params: Params): string | nu
  * value, which is what its index holds (read straight from the row unless the query
  * already needs computed columns).
  */
-export function translateOrder(order: { locator: Locator; descending: boolean }, params: Params): string | null {
+function translateOrder(order: { locator: Locator; descending: boolean }, params: Params): string | null {
   const p = params.indexedProperty(order.locator);
   if (p?.type !== undefined) {
     const key = p.type === 'string' ? textOf(p) : valueOf(p);
@@ -169,6 +169,18 @@ export function translateOrder(order: { locator: Locator; descending: boolean },
     `CASE WHEN jsonb_typeof(${o}) = 'string' THEN (${o} #>> '{}') COLLATE "C" END`,
   ].map((t) => t + dir);
   return terms.join(', ');
+}
+
+/**
+ * Several order keys, each breaking the ties of the ones before: one ORDER BY list, or
+ * null when SQL cannot read one of them. A typed indexed key is read from the row only
+ * while no key needs computed columns (then every key reads the computed ones).
+ */
+export function translateOrders(orders: readonly { locator: Locator; descending: boolean }[], params: Params): string | null {
+  const before = params.columns.length;
+  let parts = orders.map((o) => translateOrder(o, params));
+  if (before === 0 && params.columns.length > 0 && orders.length > 1) parts = orders.map((o) => translateOrder(o, params));
+  return parts.includes(null) ? null : parts.join(', ');
 }
 
 /**

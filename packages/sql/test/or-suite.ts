@@ -37,7 +37,15 @@ export function orSuite(database: () => SqlClient, freshTable: () => string): vo
     .map(([l, o, v]) => condition(l, o, v));
   const item = fc.tuple(first, fc.array(alternative, { minLength: 1, maxLength: 3 })).map(([a, rest]) => [a, ...rest].join('|'));
   const plain = first;
-  const page = fc.constantFrom('', '/order_asc=Id&limit=3', '/order_desc=Name&offset=1&limit=4', '/limit=2');
+  const page = fc.constantFrom(
+    '',
+    '/order_asc=Id&limit=3',
+    '/order_desc=Name&offset=1&limit=4',
+    '/limit=2',
+    '/order_asc=Name,Age&order_desc=Id&limit=5',
+    '/order_desc=Age&order_asc=Name,Score&offset=2&limit=4',
+    '/order_asc=Address.City,Tags.Length,Id',
+  );
 
   describe('conditions with alternatives (OR, IN lists)', () => {
     test('random OR items, with plain conditions and pages: SQL answers as MemoryStorage, mostly by itself', async () => {
@@ -76,10 +84,59 @@ export function orSuite(database: () => SqlClient, freshTable: () => string): vo
           for (const s of [sql, memory]) expect((await call(s, 'POST', '/Person', people)).status).toBeLessThan(300);
           await expectSame(memory, sql, `/Person/${where}`);
           await expectSame(memory, sql, `/Person/${where}/order_desc=Age&limit=3`);
+          await expectSame(memory, sql, `/Person/${where}/order_asc=Name&order_desc=Age,Id&limit=3`);
+          await expectSame(memory, sql, `/Person/_/order_desc=Name,Age&offset=1`);
         }),
         { numRuns: 40 },
       );
     }, 60_000);
+
+    test('several order keys are one ORDER BY: the page comes from SQL', async () => {
+      const log: Applied[] = [];
+      const storage = createSqlStorage({ client: database(), table: freshTable() });
+      await storage.write({ insert: structuredClone(PEOPLE) });
+      const sql = service(recording(storage, log));
+      const memory = service(new MemoryStorage(structuredClone(PEOPLE)));
+      for (const uri of ['/Person/_/order_asc=Age&order_desc=Name&limit=4', '/Person/Id>2/order_desc=Score,Id&offset=1&limit=3']) {
+        log.length = 0;
+        await expectSame(memory, sql, uri);
+        expect(log).toEqual([{ conditions: true, paging: true }]);
+      }
+    });
+
+    test('several order keys mixing a typed indexed property with others, with their SQL statement', async () => {
+      const statements: string[] = [];
+      const client: SqlClient = {
+        query: (text, params) => {
+          if (text.startsWith('SELECT ')) statements.push(text);
+          return database().query(text, params);
+        },
+      };
+      const definition = { indexes: ['Age', 'Name'], schema: SCHEMA };
+      const people = [
+        { Id: 1, Name: 'bo', Age: 30, City: 'x' },
+        { Id: 2, Name: 'ann', Age: 30, City: 'y' },
+        { Id: 3, Name: 'cy', Age: 20, City: 'x' },
+        { Id: 4, Name: 'ann', Age: 20, City: 'x' },
+        { Id: 5, Name: 'ann', City: 'y' },
+        { Id: 6, Name: 'dee', Age: 30, City: 'x' },
+      ];
+      const sql = service(createSqlStorage({ client, table: freshTable() }), definition);
+      const memory = service(new MemoryStorage(), definition);
+      for (const s of [sql, memory]) expect((await call(s, 'POST', '/Person', people)).status).toBe(201);
+      for (const uri of [
+        '/Person/_/order_desc=Age&order_asc=Name&limit=4',
+        '/Person/_/order_asc=Name,Age',
+        '/Person/_/order_asc=Age,City&order_desc=Id&offset=1&limit=3',
+        '/Person/_/order_asc=City&order_desc=Age,Name',
+        '/Person/City=x/order_desc=Age&order_asc=Name',
+      ]) {
+        statements.length = 0;
+        await expectSame(memory, sql, uri);
+        // One statement sorts by every key, then by row id.
+        expect(statements.filter((t) => / ORDER BY .+, .+ LIMIT /.test(t))).toHaveLength(statements.length);
+      }
+    });
 
     test('an IN list on an indexed property is one = ANY the index answers, not a sequential scan', async () => {
       const table = freshTable();

@@ -3,6 +3,7 @@ import { isEntityBody, isStringRecord } from '../content-types/json.js';
 import { ServiceError } from '../errors.js';
 import { parseUri, type ConditionItem, type MetaEntry, type ParsedUri } from '../grammar/parse.js';
 import { isSecretHeader } from '../model/redaction.js';
+import { joinMeta } from '../query/meta-conditions.js';
 import { Lru } from '../util/lru.js';
 import type { Protocols } from '../content-types/protocols.js';
 import type { Entity } from '../query/conditions.js';
@@ -136,7 +137,7 @@ export class Macros {
     // Unknown resource: the pipeline answers it (404) as for any request.
     const target = bare ? this.keyedTarget(current.resource) : undefined;
     const conditions: ConditionItem[] = [];
-    const meta: MetaEntry[] = [];
+    let meta: MetaEntry[] = [];
     let view: string | null = null;
     let error: ServiceError | null = null;
     for (const level of levels.reverse()) {
@@ -145,7 +146,7 @@ export class Macros {
       if (level.bare !== undefined && target !== undefined && target.key !== null)
         conditions.push(...keyConditions(target.name, target.key, level.bare, level.bareValues));
       else conditions.push(...level.conditions);
-      meta.push(...level.meta);
+      meta = joinMeta(meta, level.meta);
     }
     return { parsed: { resource: current.resource, macro: false, view, conditions, meta, error }, chain };
   }

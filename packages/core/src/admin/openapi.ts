@@ -46,8 +46,9 @@ const META_DESCRIPTIONS: Record<string, string> = {
   unsafe: '`true` lets PATCH and DELETE change more than one entity',
   limit: 'at most this many entities (`-1`: no limit)',
   offset: 'skip this many entities (negative: keep the last N)',
-  order_asc: 'sort ascending by this property',
-  order_desc: 'sort descending by this property',
+  order_asc:
+    'sort ascending by these properties, comma-separated, each breaking the ties of the ones before; with order_desc, the one written first is the primary order',
+  order_desc: 'sort descending by these properties, comma-separated (as order_asc)',
   select: 'comma-separated properties to keep, in that order',
   add: 'comma-separated derived values to add (`Name.Length`)',
   rename: 'comma-separated `<property>-><new name>` pairs',

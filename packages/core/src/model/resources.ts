@@ -9,7 +9,7 @@ import { parseUri, type ConditionItem, type MetaEntry, type ParsedUri } from '..
 import { METHODS, type Method } from '../http/types.js';
 import type { Entity } from '../query/conditions.js';
 import { compileQuery, type CompiledQuery } from '../query/evaluate.js';
-import { toMetaConditions } from '../query/meta-conditions.js';
+import { joinMeta, toMetaConditions } from '../query/meta-conditions.js';
 import { checkMetaLocators, typeConditions, type JsonSchema } from '../query/schema-types.js';
 import { RowRules, type ResourceRules, type RowRule } from './rules.js';
 import { MemoryStorage } from '../storage/memory.js';
@@ -186,7 +186,7 @@ export class Resource {
       const view = this.view(parsed.view);
       const addressed = parsed.bare === undefined ? parsed.conditions : keyConditions(this.name, this.key, parsed.bare, parsed.bareValues);
       const conditions = typeConditions(view ? [...view.conditions, ...addressed] : addressed, this.schema);
-      const meta = toMetaConditions(view ? [...view.meta, ...parsed.meta] : parsed.meta);
+      const meta = toMetaConditions(view ? joinMeta(view.meta, parsed.meta) : parsed.meta);
       checkMetaLocators(meta, this.schema);
       q = compileQuery(conditions, meta);
       this.compiled.set(parsed, q);

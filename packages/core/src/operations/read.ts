@@ -61,14 +61,21 @@ function selectNamed(
   // A text search goes with the conditions to a storage that applies it (SQL).
   const searching = resource.storage.searches === true && meta.search !== null && meta.searchRegex === null;
   // A predicate rule runs here, not in storage: storage then must not page.
-  const push = filter === null && pagingCanBePushedDown(searching ? { ...q, search: null } : q) && meta.offset >= 0;
+  // Several order keys go only to a storage that applies them all (ordersByKeys).
+  const keys = meta.order?.length ?? 0;
+  const push =
+    filter === null &&
+    (keys <= 1 || resource.storage.ordersByKeys === true) &&
+    pagingCanBePushedDown(searching ? { ...q, search: null } : q) &&
+    meta.offset >= 0;
   const request: SelectQuery = {
     conditions: q.conditions,
     predicate: q.predicate,
-    order: push && meta.order ? { locator: q.sourceOrder!, descending: meta.order.descending } : null,
+    order: push && meta.order ? { locator: q.sourceOrder![0], descending: meta.order[0].descending } : null,
     offset: push ? meta.offset : 0,
     limit: push ? meta.limit : -1,
   };
+  if (push && keys > 1) request.thenBy = meta.order!.slice(1).map((k, i) => ({ locator: q.sourceOrder![i + 1], descending: k.descending }));
   if (searching) request.search = parseSearchSettings(meta.search!);
   if (filter === null && meta.distinct && meta.select && !meta.add && !meta.rename && (q.search === null || searching))
     request.distinct = meta.select;
@@ -185,7 +192,7 @@ async function selectThroughOutput(
 function readLocators(resource: Resource, q: CompiledQuery, nothingElse: boolean): Locator[] | null {
   const { select, add, rename, order } = q.meta;
   if (!nothingElse || select === null || add !== null || rename !== null || !resource.storage.stamp) return null;
-  return order !== null && q.sourceOrder !== null ? [...select, q.sourceOrder] : select;
+  return order !== null && q.sourceOrder !== null ? [...select, ...q.sourceOrder] : select;
 }
 
 /**
@@ -220,7 +227,7 @@ export async function selectTargets(
   budget = DEFAULT_SEARCH_BUDGET,
 ): Promise<Entity[]> {
   const meta = { ...q.meta, add: null, rename: null, select: null, distinct: false };
-  const target: CompiledQuery = { ...q, meta, project: null, sourceOrder: meta.order?.locator ?? null };
+  const target: CompiledQuery = { ...q, meta, project: null, sourceOrder: meta.order?.map((k) => k.locator) ?? null };
   const toOutput = resource.definition.toOutput;
   if (toOutput) {
     const stored = await collect((await resource.storage.select(SELECT_ALL)).entities);

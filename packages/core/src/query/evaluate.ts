@@ -1,7 +1,7 @@
 import type { ConditionItem } from '../grammar/parse.js';
 import { compileConditions, type Entity, type Predicate } from './conditions.js';
 import type { Locator } from '../grammar/locator.js';
-import type { MetaConditions } from './meta-conditions.js';
+import type { MetaConditions, OrderKey } from './meta-conditions.js';
 import { compileProjection, type Projection } from './projection.js';
 import { compileSearch, compileSearchRegex, type SearchPredicate } from './search.js';
 import { selectRange, slice, sortEntities, TopK } from './order.js';
@@ -21,8 +21,8 @@ export interface CompiledQuery {
   predicate: Predicate | null;
   search: SearchPredicate | null;
   project: Projection | null;
-  /** Order key read from the stored entity, when order does not depend on projection. */
-  sourceOrder: Locator | null;
+  /** The order keys read from the stored entity (one per key), when order does not depend on projection. */
+  sourceOrder: readonly Locator[] | null;
 }
 
 export function compileQuery(conditions: readonly ConditionItem[], meta: MetaConditions): CompiledQuery {
@@ -34,8 +34,8 @@ export function compileQuery(conditions: readonly ConditionItem[], meta: MetaCon
     searches.length === 0 ? null : searches.length === 1 ? searches[0] : (e, meter) => searches[0](e, meter) && searches[1](e, meter);
   const projection = compileProjection(meta);
   // sourceOf also refuses an order on a renamed-away name, so it runs even when distinct discards its answer.
-  const orderSource = meta.order ? projection.sourceOf(meta.order.locator) : null;
-  const sourceOrder = meta.distinct ? null : orderSource;
+  const sources = meta.order ? meta.order.map((k) => projection.sourceOf(k.locator)) : null;
+  const sourceOrder = meta.distinct || sources === null || sources.includes(null) ? null : (sources as Locator[]);
   return { conditions, meta, predicate, search, project: projection.project, sourceOrder };
 }
 
@@ -99,20 +99,23 @@ export function evaluate(entities: Iterable<Entity>, q: CompiledQuery, options: 
   // Order on the stored values while they stream past, then project only the page.
   const sourceOrder = order === null ? null : q.sourceOrder;
   const k = offset >= 0 && limit >= 0 ? offset + limit : -1;
-  if (order !== null && sourceOrder !== null && k >= 0 && k <= TOP_K_MAX) {
-    const scan = list !== null ? scanFor(conditions, search, sourceOrder, order.descending) : null;
+  // One key: kept while scanning (a generated scan, or TopK); several go through selectRange.
+  if (order !== null && sourceOrder !== null && sourceOrder.length === 1 && k >= 0 && k <= TOP_K_MAX) {
+    const source = sourceOrder[0];
+    const descending = order[0].descending;
+    const scan = list !== null ? scanFor(conditions, search, source, descending) : null;
     if (scan !== null) {
       const top = scan(list!, k, 0);
       const page = offset === 0 ? top : top.slice(offset);
       return project === null ? page : page.map(project);
     }
-    const top = new TopK<Entity>(k, order.descending);
+    const top = new TopK<Entity>(k, descending);
     const all = Array.isArray(entities) ? (entities as Entity[]) : [...entities];
     for (let i = 0; i < all.length; i++) {
       const e = all[i];
       if (predicate !== null && !predicate(e)) continue;
       if (search !== null && !search(e)) continue;
-      top.offer(sourceOrder.get(e), e);
+      top.offer(source.get(e), e);
     }
     const page = offset === 0 ? top.items : top.items.slice(offset);
     return project === null ? page : page.map(project);
@@ -121,18 +124,27 @@ export function evaluate(entities: Iterable<Entity>, q: CompiledQuery, options: 
   const matches = allMatches(entities, list, generated ? scanFor(conditions, search, null, false) : null, predicate, search);
 
   if (order !== null && sourceOrder !== null) {
-    const page = selectRange(matches, (e) => sourceOrder.get(e), order.descending, offset, limit);
+    const page =
+      sourceOrder.length === 1
+        ? selectRange(matches, (e) => sourceOrder[0].get(e), order[0].descending, offset, limit)
+        : selectRange(matches, (e) => sourceOrder.map((l) => l.get(e)), directions(order), offset, limit);
     return project === null ? page : page.map(project);
   }
 
   let output = meta.distinct ? distinctOutputs(matches, meta, project) : project === null ? matches : matches.map(project);
   if (order !== null) {
-    const locator = order.locator;
-    output = sortEntities(output, (e) => locator.getOutput(e), order.descending);
+    if (order.length === 1) {
+      const locator = order[0].locator;
+      output = sortEntities(output, (e) => locator.getOutput(e), order[0].descending);
+    } else output = sortEntities(output, (e) => order.map((k) => k.locator.getOutput(e)), directions(order));
   }
   const page = slice(output, offset, limit);
   // The stored array itself is never handed out: callers may change what they get.
   return page === list ? page.slice() : page;
+}
+
+function directions(order: readonly OrderKey[]): boolean[] {
+  return order.map((k) => k.descending);
 }
 
 /** Every entity that passes; the given array itself when there is nothing to test. */

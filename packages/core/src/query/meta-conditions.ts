@@ -7,14 +7,24 @@ interface Rename {
   to: string;
 }
 
-/** The typed meta-conditions of one request (docs/uri.md); when a name repeats, the last wins. */
+/** One order key: a locator and its direction. */
+export interface OrderKey {
+  locator: Locator;
+  descending: boolean;
+}
+
+/**
+ * The typed meta-conditions of one request (docs/uri.md); when a name repeats, the last wins.
+ * `order_asc` and `order_desc` take lists; the one written first gives the primary keys.
+ */
 export interface MetaConditions {
   unsafe: boolean;
   /** -1: no limit. */
   limit: number;
   /** Negative: keep the last N. */
   offset: number;
-  order: { locator: Locator; descending: boolean } | null;
+  /** Order keys by precedence; null for none (never empty). */
+  order: readonly OrderKey[] | null;
   select: Locator[] | null;
   add: Locator[] | null;
   rename: Rename[] | null;
@@ -41,8 +51,27 @@ export const NO_META: MetaConditions = Object.freeze({
 export function toMetaConditions(entries: readonly MetaEntry[]): MetaConditions {
   if (entries.length === 0) return NO_META;
   const m: MetaConditions = { ...NO_META };
-  for (const { key, value } of entries) apply(m, key, value);
+  // Each of order_asc and order_desc: its last occurrence, placed where it was written.
+  const orders: Array<{ at: number; keys: OrderKey[] }> = [];
+  entries.forEach(({ key, value }, at) => {
+    if (key !== 'order_asc' && key !== 'order_desc') return apply(m, key, value);
+    const descending = key === 'order_desc';
+    const keys = list(key, value).map((l: Locator) => ({ locator: l, descending }));
+    const known = orders.findIndex((o) => o.keys[0].descending === descending);
+    if (known >= 0) orders.splice(known, 1);
+    orders.push({ at, keys });
+  });
+  if (orders.length > 0) m.order = orders.sort((a, b) => a.at - b.at).flatMap((o) => o.keys);
   return m;
+}
+
+/**
+ * The meta-conditions of a view or macro followed by the caller's: a caller that gives
+ * any order replaces every order key the first set (docs/uri.md).
+ */
+export function joinMeta(first: readonly MetaEntry[], caller: readonly MetaEntry[]): MetaEntry[] {
+  const ordered = caller.some((e) => e.key === 'order_asc' || e.key === 'order_desc');
+  return [...(ordered ? first.filter((e) => e.key !== 'order_asc' && e.key !== 'order_desc') : first), ...caller];
 }
 
 function apply(m: MetaConditions, key: MetaKey, value: string): void {
@@ -59,12 +88,6 @@ function apply(m: MetaConditions, key: MetaKey, value: string): void {
       break;
     case 'offset':
       m.offset = int(key, value);
-      break;
-    case 'order_asc':
-      m.order = { locator: locator(key, value), descending: false };
-      break;
-    case 'order_desc':
-      m.order = { locator: locator(key, value), descending: true };
       break;
     case 'select':
       m.select = list(key, value);

@@ -52,13 +52,31 @@ interface Keyed<T> {
   item: T;
 }
 
-function comparator(descending: boolean) {
+/**
+ * `descending` per key: one direction for a single key, or a list for a key that is a list
+ * of values (several order keys, compared in turn, each in its own direction).
+ */
+export type Directions = boolean | readonly boolean[];
+
+function comparator(descending: Directions) {
+  if (typeof descending !== 'boolean') {
+    const signs = descending.map((d) => (d ? -1 : 1));
+    return <T>(a: Keyed<T>, b: Keyed<T>) => {
+      const x = a.key as unknown[];
+      const y = b.key as unknown[];
+      for (let i = 0; i < signs.length; i++) {
+        const c = compareKeys(x[i], y[i]);
+        if (c !== 0) return signs[i] * c;
+      }
+      return a.index - b.index;
+    };
+  }
   return descending
     ? <T>(a: Keyed<T>, b: Keyed<T>) => compareValues(b.key, a.key) || a.index - b.index
     : <T>(a: Keyed<T>, b: Keyed<T>) => compareValues(a.key, b.key) || a.index - b.index;
 }
 
-export function sortEntities<T>(items: T[], key: (item: T) => unknown, descending: boolean): T[] {
+export function sortEntities<T>(items: T[], key: (item: T) => unknown, descending: Directions): T[] {
   const keyed = items.map((item, index) => ({ key: key(item), index, item }));
   keyed.sort(comparator(descending));
   return keyed.map((k) => k.item);
@@ -69,7 +87,7 @@ export function sortEntities<T>(items: T[], key: (item: T) => unknown, descendin
  * either end, keep only the best items up to it (binary insertion), from the front, or
  * from the back in reverse order (`offset=N-10`); otherwise sort.
  */
-export function selectRange<T>(items: T[], key: (item: T) => unknown, descending: boolean, offset: number, limit: number): T[] {
+export function selectRange<T>(items: T[], key: (item: T) => unknown, descending: Directions, offset: number, limit: number): T[] {
   const n = items.length;
   const start = offset >= 0 ? Math.min(offset, n) : Math.max(0, n + offset);
   const end = limit < 0 ? n : Math.min(n, start + limit);

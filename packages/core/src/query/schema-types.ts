@@ -40,7 +40,7 @@ export function checkMetaLocators(meta: MetaConditions, schema: JsonSchema | und
   for (const r of meta.rename ?? []) schemaTypeAt(schema, r.from.segments, `rename=${r.from.text}->${r.to}`);
   for (const l of meta.safepost ?? []) schemaTypeAt(schema, l.segments, `safepost=${l.text}`);
   for (const l of meta.select ?? []) check(l, `select=${l.text}`);
-  if (meta.order) check(meta.order.locator, `order=${meta.order.locator.text}`);
+  for (const k of meta.order ?? []) check(k.locator, `order=${k.locator.text}`);
 }
 
 /** The declared type at a locator; undefined when the schema does not say. */

@@ -85,6 +85,7 @@ export class EqualityIndex {
   top(query: SelectQuery): Entity[] | undefined {
     const order = query.order;
     if (query.conditions.length !== 0 || order === null || !order.descending || query.offset !== 0 || query.limit !== 1) return undefined;
+    if (query.thenBy !== undefined && query.thenBy.length > 0) return undefined;
     let state = this.largest.get(order.locator.text);
     if (state === undefined) {
       state = { locator: order.locator, top: undefined, value: -Infinity, ties: 0, other: false };

@@ -47,6 +47,7 @@ export class MemoryStorage implements Storage {
   private entities: Entity[];
   private key: readonly string[] | null = null;
   private readonly index: EqualityIndex | null;
+  readonly ordersByKeys = true;
 
   /** `options.index: false`: no equality index (a caller that keeps its own, as the CLI's file store does). */
   constructor(initial: Entity[] = [], options: { index?: boolean } = {}) {
@@ -66,17 +67,18 @@ export class MemoryStorage implements Storage {
       const top = this.index.top(query);
       if (top !== undefined) return { entities: top, conditionsApplied: true, pagingApplied: true };
     }
+    const order = query.order === null ? null : [query.order, ...(query.thenBy ?? [])];
     const compiled: CompiledQuery = {
       conditions: query.conditions,
       predicate: query.predicate,
       search: null,
       project: null,
-      sourceOrder: query.order?.locator ?? null,
+      sourceOrder: order?.map((k) => k.locator) ?? null,
       // Conditions alone (a lookup like `id=7`) need no meta-conditions of their own.
       meta:
         query.order === null && query.offset === 0 && query.limit < 0
           ? NO_META
-          : { ...NO_META, limit: query.limit, offset: query.offset, order: query.order },
+          : { ...NO_META, limit: query.limit, offset: query.offset, order },
     };
     return { entities: evaluate(this.entities, compiled), conditionsApplied: true, pagingApplied: true };
   }

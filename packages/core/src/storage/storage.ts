@@ -15,6 +15,12 @@ export interface SelectQuery {
   predicate: Predicate | null;
   /** Offered only when nothing between the conditions and the order changes the result. */
   order: { locator: Locator; descending: boolean } | null;
+  /**
+   * With order, to storages with `ordersByKeys: true` only: the further order keys, each
+   * breaking the ties of the ones before (`order_asc=LastName,FirstName`). Other storages
+   * are never offered an order of several keys (nor the page with it).
+   */
+  thenBy?: readonly { locator: Locator; descending: boolean }[];
   /** With order: the page to return. offset >= 0; limit -1 means no limit. */
   offset: number;
   limit: number;
@@ -106,6 +112,8 @@ export interface Storage {
   select(query: SelectQuery): SelectResult | Promise<SelectResult>;
   /** Whether select applies SelectQuery.search (the service offers it only then). */
   readonly searches?: boolean;
+  /** Whether select applies SelectQuery.thenBy (the service offers orders of several keys only then). */
+  readonly ordersByKeys?: boolean;
   /** Optional fast count; the service counts selected entities otherwise. */
   count?(query: Pick<SelectQuery, 'conditions' | 'predicate'>): Promise<number>;
   /**
