@@ -171,6 +171,33 @@ describe('only a 2xx answer is a success', () => {
   });
 });
 
+describe('a receiver that answers 410 Gone is not called again', () => {
+  test('no retry, a log row saying why, and the webhook paused; unpausing delivers again', async () => {
+    const receiver = track(await Receiver.start());
+    receiver.status = 410;
+    const service = track(serviceWithPeople({ webhooks: { retrySchedule: [0, 5, 5, 5] } }));
+    await addHook(service, `${receiver.url}/in`, { Label: 'gone' });
+    await call(service, 'POST', '/Person', { Id: 1, Name: 'Ada' });
+    await receiver.waitFor(1);
+    await service.webhooks.idle();
+    expect(receiver.calls).toHaveLength(1);
+    const rows = await logRows(service);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ Status: 410, Success: false, Error: expect.stringMatching(/^HTTP 410.*Gone: the webhook is paused/) });
+    expect(await outbox(service)).toEqual([]);
+    const hook = (await call(service, 'GET', '/Service.Admin.Webhook/Label=gone')).body[0];
+    expect(hook.IsPaused).toBe(true);
+    // Later events are not sent to it; once unpaused, they are.
+    await call(service, 'POST', '/Person', { Id: 2, Name: 'Bo' });
+    await service.webhooks.idle();
+    expect(receiver.calls).toHaveLength(1);
+    receiver.status = 200;
+    expect((await call(service, 'PATCH', '/Service.Admin.Webhook/Label=gone', { IsPaused: false })).status).toBe(200);
+    await call(service, 'POST', '/Person', { Id: 3, Name: 'Cy' });
+    await receiver.waitFor(2);
+  });
+});
+
 describe('an attempt that gets no answer times out (per-attempt timeout)', () => {
   test('a receiver that never answers is a failed attempt with a timeout error', async () => {
     const receiver = track(await Receiver.start());

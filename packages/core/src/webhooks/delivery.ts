@@ -103,7 +103,11 @@ export class DeliveryWorker {
     private readonly deps: PayloadDeps & { readonly outgoing: OutgoingPolicy },
     private readonly outbox: Outbox,
     private readonly log: DeliveryLog,
-    private readonly find: (id: string) => Promise<Webhook | undefined>,
+    private readonly webhooks: {
+      find(id: string): Promise<Webhook | undefined>;
+      /** Pauses the webhook: its receiver said it is gone for good (410). */
+      pause(id: string): Promise<void>;
+    },
     readonly options: ResolvedWebhookOptions,
   ) {}
 
@@ -204,8 +208,14 @@ export class DeliveryWorker {
       DurationMs: Math.round((performance.now() - started) * 1000) / 1000,
       Error: outcome.error,
     };
+    if (outcome.status === 410) {
+      // Gone: the receiver asks not to be called again (Standard Webhooks). Retrying cannot
+      // help; the webhook is paused, as its owner would, and the log row says why.
+      row.Error = `${outcome.error ?? 'HTTP 410'} (Gone: the webhook is paused; set IsPaused to false to deliver again)`;
+      await this.webhooks.pause(message.WebhookId).catch((e) => this.warn(e));
+    }
     await this.log.record(row).catch((e) => this.warn(e));
-    const delay = outcome.success || outcome.final ? null : retryDelay(this.options.retrySchedule, attempt);
+    const delay = outcome.status === 410 || outcome.success || outcome.final ? null : retryDelay(this.options.retrySchedule, attempt);
     if (delay === null) {
       this.drop(message);
       await this.outbox.remove(message);
@@ -222,7 +232,7 @@ export class DeliveryWorker {
   }
 
   private async send(message: OutboxMessage): Promise<Outcome> {
-    const webhook = await this.find(message.WebhookId);
+    const webhook = await this.webhooks.find(message.WebhookId);
     if (!webhook) return { status: null, success: false, error: 'The webhook no longer exists; the message is dropped', final: true };
     // Paused webhooks are skipped (docs/webhooks.md): retries still pending when it was paused are dropped too.
     if (webhook.IsPaused) return { status: null, success: false, error: 'The webhook is paused; the message is dropped', final: true };

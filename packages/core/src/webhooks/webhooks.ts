@@ -6,7 +6,7 @@ import type { JsonSchema } from '../query/schema-types.js';
 import { storedRowTest } from '../model/rules.js';
 import type { OutgoingPolicy } from '../outgoing/local-requests.js';
 import type { AnyResourceDefinition, ResourceDefinition } from '../model/resources.js';
-import { SELECT_ALL, type Storage } from '../storage/storage.js';
+import { SELECT_ALL, targetOf, type Storage } from '../storage/storage.js';
 import { AdminCache } from '../storage/admin-cache.js';
 import { DeliveryWorker, retryDelay, type ResolvedWebhookOptions } from './delivery.js';
 import { DeliveryLog, LOG_RESOURCE, LOG_SCHEMA, type DeliveryAttempt } from './log.js';
@@ -88,7 +88,13 @@ export class Webhooks {
     };
     this.definitions = [webhooks, log];
     this.outbox = new Outbox(deps.storage(OUTBOX_STORAGE));
-    this.worker = new DeliveryWorker(deps, this.outbox, this.log, (id) => this.find(id), this.options);
+    this.worker = new DeliveryWorker(
+      deps,
+      this.outbox,
+      this.log,
+      { find: (id) => this.find(id), pause: (id) => this.pause(id) },
+      this.options,
+    );
     deps.events.prepareWith((event) => this.prepare(event));
     this.worker.start();
   }
@@ -129,6 +135,17 @@ export class Webhooks {
 
   private async find(id: string): Promise<Webhook | undefined> {
     return (await this.cache.get()).byId.get(id);
+  }
+
+  /** Pauses a webhook, as a PATCH of IsPaused would (a receiver that answered 410 Gone). */
+  private async pause(id: string): Promise<void> {
+    const { entities } = await this.storage.select(SELECT_ALL);
+    for await (const e of entities as AsyncIterable<Entity>) {
+      if (e.Id !== id || e.IsPaused === true) continue;
+      await this.storage.write({ update: [{ target: targetOf(this.storage, e), value: { ...e, IsPaused: true } }] });
+      this.invalidate();
+      return;
+    }
   }
 
   /**
