@@ -244,6 +244,31 @@ describe('the outbox is durable: messages outlive the instance that wrote them',
   });
 });
 
+describe('leases: the sending instance renews them (heartbeat), another takes over only what is no longer renewed', () => {
+  test('an attempt that lasts several leases stays with its instance: the other one, sweeping all the time, never sends it', async () => {
+    const stores = new Map<string, Storage>();
+    const adminStorage = (name: string) => {
+      if (!stores.has(name)) stores.set(name, new MemoryStorage());
+      return stores.get(name)!;
+    };
+    const receiver = track(await Receiver.start());
+    receiver.hang = true;
+    const webhooks = { leaseMs: 150, sweepIntervalMs: 10, timeoutMs: 30_000 };
+    const sender = track(serviceWithPeople({ adminStorage, webhooks }));
+    const other = track(serviceWithPeople({ adminStorage, webhooks }));
+    await addHook(sender, `${receiver.url}/in`);
+    await call(sender, 'POST', '/Person', { Id: 1, Name: 'Ada' });
+    await receiver.waitFor(1);
+    const [message] = await outbox(other);
+    // Leased for leaseMs, renewed while the attempt runs (before: leased for the attempt timeout + 60 s, never renewed).
+    expect(message.LockedUntil as number).toBeLessThanOrEqual(Date.now() + webhooks.leaseMs);
+    await until(async () => ((await outbox(other))[0]?.LockedUntil as number) > (message.LockedUntil as number), 'a renewed lease');
+    await new Promise((resolve) => setTimeout(resolve, 6 * webhooks.leaseMs));
+    // Without renewals the lease ran out after 150 ms and the other instance sent the message again.
+    expect(receiver.calls).toHaveLength(1);
+  });
+});
+
 describe('the WebhookLog is bounded to the newest rows', () => {
   test('with maxLogRecords 5, ten deliveries leave at most a tenth more than 5 rows, the newest', async () => {
     const receiver = track(await Receiver.start());

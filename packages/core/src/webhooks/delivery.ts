@@ -6,6 +6,7 @@ import type { OutgoingPolicy } from '../outgoing/local-requests.js';
 import { outgoingFetch, refusedResolved } from '../outgoing/guard.js';
 import type { DeliveryAttempt, DeliveryLog } from './log.js';
 import type { Outbox, OutboxMessage } from './outbox.js';
+import { HeldMessages } from './lease.js';
 import { collectBody } from '../outgoing/body.js';
 import { buildPayload, type PayloadDeps } from './payload.js';
 import type { Webhook } from './webhook.js';
@@ -23,7 +24,13 @@ export interface WebhookOptions {
   concurrency?: number;
   /** WebhookLog rows kept, the newest (default 10 000). */
   maxLogRecords?: number;
-  /** How often to look for messages that a stopped instance left behind (default 30 s). */
+  /**
+   * How long a message stays held by the instance sending it without a renewal (default
+   * 10 s). The instance renews it every third of that while the message is due or being
+   * sent (a heartbeat); another instance takes it over once the lease ran out.
+   */
+  leaseMs?: number;
+  /** How often to look for messages whose lease ran out: left by a stopped instance (default 5 s). */
   sweepIntervalMs?: number;
 }
 
@@ -37,7 +44,8 @@ export function resolveWebhookOptions(options: WebhookOptions = {}): ResolvedWeb
     retrySchedule: DEFAULT_RETRY_SCHEDULE,
     concurrency: 32,
     maxLogRecords: 10_000,
-    sweepIntervalMs: 30_000,
+    leaseMs: 10_000,
+    sweepIntervalMs: 5_000,
     ...options,
   };
   const positive = (n: number) => Number.isFinite(n) && n > 0;
@@ -51,6 +59,7 @@ export function resolveWebhookOptions(options: WebhookOptions = {}): ResolvedWeb
   }
   if (!Number.isInteger(resolved.concurrency) || resolved.concurrency < 1) throw new Error('webhooks.concurrency must be an integer >= 1');
   if (!positive(resolved.maxLogRecords)) throw new Error('webhooks.maxLogRecords must be a positive number');
+  if (!positive(resolved.leaseMs)) throw new Error('webhooks.leaseMs must be a positive number of milliseconds');
   if (!positive(resolved.sweepIntervalMs)) throw new Error('webhooks.sweepIntervalMs must be a positive number of milliseconds');
   return resolved;
 }
@@ -89,14 +98,15 @@ const CLOSED = Symbol('closed');
 export class DeliveryWorker {
   private readonly ready: OutboxMessage[] = [];
   private readonly timers = new Map<string, NodeJS.Timeout>();
-  /** Messages this instance holds, by Id, as last stored. */
-  private readonly owned = new Map<string, OutboxMessage>();
+  /** Messages this instance holds, as last stored, and their leases. */
+  private readonly owned: HeldMessages;
   /** The origins of the messages held, whose bound their deliveries count against. */
   private readonly origins = new HeldOrigins();
   private readonly running = new Set<Promise<void>>();
   private readonly controllers = new Set<AbortController>();
   private idleWaiters: Array<() => void> = [];
   private sweepTimer: NodeJS.Timeout | null = null;
+  private heartbeat: NodeJS.Timeout | null = null;
   private closed = false;
 
   constructor(
@@ -109,17 +119,22 @@ export class DeliveryWorker {
       pause(id: string): Promise<void>;
     },
     readonly options: ResolvedWebhookOptions,
-  ) {}
+  ) {
+    this.owned = new HeldMessages(outbox, options.leaseMs);
+  }
 
-  /** How long a message stays held past its due time before another instance may take it. */
+  /** How long a message stays held past its due time, or past a renewal, before another instance may take it. */
   get lease(): number {
-    return this.options.timeoutMs + 60_000;
+    return this.options.leaseMs;
   }
 
   start(): void {
     void this.sweep();
     this.sweepTimer = setInterval(() => void this.sweep(), this.options.sweepIntervalMs);
     this.sweepTimer.unref();
+    const lost = (message: OutboxMessage) => this.origins.release(message.Id);
+    this.heartbeat = setInterval(() => this.owned.renew(lost, (e) => this.warn(e)), Math.max(1, this.options.leaseMs / 3));
+    this.heartbeat.unref();
   }
 
   /** Takes messages just written to the outbox by this instance for an event of `origin`. */
@@ -155,7 +170,7 @@ export class DeliveryWorker {
 
   private schedule(message: OutboxMessage): void {
     // Held even after close() began, so that close hands it back.
-    this.owned.set(message.Id, message);
+    this.owned.set(message);
     if (this.closed) return;
     const delay = message.DueAt - Date.now();
     if (delay <= 0) {
@@ -187,6 +202,8 @@ export class DeliveryWorker {
   }
 
   private async attempt(message: OutboxMessage): Promise<void> {
+    // Taken over by another instance while it waited (its lease could not be renewed).
+    if (!this.owned.has(message.Id)) return;
     const attempt = message.Attempt + 1;
     const time = new Date();
     const started = performance.now();
@@ -216,19 +233,22 @@ export class DeliveryWorker {
     }
     await this.log.record(row).catch((e) => this.warn(e));
     const delay = outcome.status === 410 || outcome.success || outcome.final ? null : retryDelay(this.options.retrySchedule, attempt);
-    if (delay === null) {
-      this.drop(message);
-      await this.outbox.remove(message);
-      return;
-    }
-    const dueAt = Date.now() + delay;
-    try {
-      this.schedule(await this.outbox.update(message, { ...message, Attempt: attempt, DueAt: dueAt, LockedUntil: dueAt + this.lease }));
-    } catch (e) {
-      // Deleted or changed elsewhere: no longer ours to retry.
-      this.drop(message);
-      throw e;
-    }
+    // On the version last stored (renewals change it); not at all once another instance took it over.
+    await this.owned.write(message.Id, async (current) => {
+      if (delay === null) {
+        this.drop(current);
+        await this.outbox.remove(current);
+        return;
+      }
+      const dueAt = Date.now() + delay;
+      try {
+        this.schedule(await this.outbox.update(current, { ...current, Attempt: attempt, DueAt: dueAt, LockedUntil: dueAt + this.lease }));
+      } catch (e) {
+        // Deleted or changed elsewhere: no longer ours to retry.
+        this.drop(current);
+        throw e;
+      }
+    });
   }
 
   private async send(message: OutboxMessage): Promise<Outcome> {
@@ -346,12 +366,14 @@ export class DeliveryWorker {
   async close(): Promise<void> {
     this.closed = true;
     if (this.sweepTimer) clearInterval(this.sweepTimer);
+    if (this.heartbeat) clearInterval(this.heartbeat);
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
     this.ready.length = 0;
     for (const controller of this.controllers) controller.abort(CLOSED);
     await Promise.allSettled([...this.running]);
-    const held = [...this.owned.values()];
+    await this.owned.settled();
+    const held = this.owned.values();
     for (const message of held) this.drop(message);
     await Promise.allSettled(held.map((m) => this.outbox.update(m, { ...m, LockedUntil: 0 })));
     this.checkIdle();
