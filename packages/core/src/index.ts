@@ -24,6 +24,14 @@ export {
   type TypedJsonSchema,
 } from './model/entity-schema.js';
 export type { Resource } from './model/resources.js';
+export type {
+  BinaryAnswer,
+  BinaryBody,
+  BinaryCondition,
+  BinaryContent,
+  BinaryRequest,
+  BinaryResourceDefinition,
+} from './model/binary-resources.js';
 export { apiKeys, ApiKeyPrincipal, type ApiKeyConfig, type ApiKeyRule } from './model/api-keys.js';
 export type { EventDefinition, BinaryPayload, RaisedEvent, EventListener } from './webhooks/events.js';
 export type { ContentType, ProtocolProvider, ReadContext, WriteContext } from './content-types/content-type.js';

@@ -25,6 +25,7 @@ import { answer, handle } from './request/pipeline.js';
 import { Protocols } from './content-types/protocols.js';
 import type { Entity } from './query/conditions.js';
 import { Resource, ResourceRegistry, type ResourceDefinition } from './model/resources.js';
+import { checkBinaryDefinition, type BinaryResourceDefinition } from './model/binary-resources.js';
 import { ComputedStorage } from './storage/computed.js';
 import { listingDefinition, resourcesFor } from './admin/listing.js';
 import { MemoryStorage } from './storage/memory.js';
@@ -267,6 +268,22 @@ export class Service {
         description: `Raised when ${resource.name} entities are ${kind.toLowerCase()}; the payload is those entities`,
         schema: resource.schema,
       });
+    return resource;
+  }
+
+  /**
+   * Declares a binary resource (docs/binary-resources.md): `read(request, caller)` makes
+   * the bytes of a GET (a report, a chart), given the URI's conditions; served with
+   * `contentType` whatever `Accept` asks, GET and HEAD only.
+   */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- defaults that accept any app context and principal
+  addBinaryResource<C = any, P = any>(definition: BinaryResourceDefinition<C, P>): Resource {
+    checkBinaryDefinition(definition);
+    const resource = new Resource(
+      { name: definition.name, description: definition.description, rules: definition.rules, events: false },
+      { events: false, ajv: this.ajv, binary: definition as BinaryResourceDefinition },
+    );
+    this.resources.add(resource);
     return resource;
   }
 

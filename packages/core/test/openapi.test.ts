@@ -25,6 +25,7 @@ function makeService(apiKeys = false): Service {
     key: ['Shop', 'No'],
     schema: { type: 'object', properties: { Shop: { type: ['string', 'null'] }, No: { type: 'integer' }, Total: { type: 'number' } } },
   });
+  service.addBinaryResource({ name: 'Report.Pdf', description: 'A month as PDF', contentType: 'application/pdf', read: () => '%PDF-1.7' });
   service.defineEvent('Backup.Done', {
     description: 'A backup finished',
     schema: { type: 'object', properties: { Bytes: { type: 'integer' } } },

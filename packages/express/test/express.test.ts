@@ -2,7 +2,16 @@ import express5 from 'express';
 import express4 from 'express4';
 import { Service, type PlainResponse } from '@resourcery/core';
 import { createExpressMiddleware } from '@resourcery/express';
-import { firstChunk, gatedLines, listen, shopService, userService, withProducts, type Listening } from '../../node/test/adapter-support';
+import {
+  firstChunk,
+  gatedBinary,
+  gatedLines,
+  listen,
+  shopService,
+  userService,
+  withProducts,
+  type Listening,
+} from '../../node/test/adapter-support';
 
 type Express = typeof express5;
 
@@ -217,6 +226,27 @@ describe.each([
       lines.release();
       expect(await stream.rest).toBe('S-7\nH-3\n');
       await lines.finished;
+    });
+
+    test('a binary resource streams its own bytes, whatever Accept asks; a client that leaves stops it', async () => {
+      const service = shopService();
+      const report = gatedBinary(service);
+      const app = express();
+      app.use('/api', createExpressMiddleware(service));
+      const server = await start(app);
+      const stream = await firstChunk(server.port, '/api/Report.Txt/Month=2026-11', { accept: 'application/json' });
+      expect(stream.chunk).toBe('first\n');
+      report.release();
+      expect(await stream.rest).toBe('rest\n');
+      await report.finished;
+      const endlessService = shopService();
+      const endless = gatedBinary(endlessService, { endless: true });
+      const app2 = express();
+      app2.use(createExpressMiddleware(endlessService));
+      const left = await firstChunk((await start(app2)).port, '/Report.Txt', {});
+      left.abort();
+      endless.release();
+      expect(await endless.stopped()).toBe('stopped');
     });
 
     test('a client that leaves mid-stream stops the producer', async () => {

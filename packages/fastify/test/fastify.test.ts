@@ -4,7 +4,16 @@ import fastify4 from 'fastify4';
 import { Service, type PlainResponse } from '@resourcery/core';
 import { resourceryFastify } from '@resourcery/fastify';
 // The same shop data, streaming content type and raw-path client as the other adapters' tests.
-import { firstChunk, gatedLines, listen, shopService, userService, withProducts, type Listening } from '../../node/test/adapter-support';
+import {
+  firstChunk,
+  gatedBinary,
+  gatedLines,
+  listen,
+  shopService,
+  userService,
+  withProducts,
+  type Listening,
+} from '../../node/test/adapter-support';
 
 type Fastify = typeof fastify5;
 type App = FastifyInstance;
@@ -167,6 +176,24 @@ describe.each([
       lines.release();
       expect(await stream.rest).toBe('S-7\nH-3\n');
       await lines.finished;
+    });
+
+    test('a binary resource streams its own bytes, whatever Accept asks; a client that leaves stops it', async () => {
+      const service = shopService();
+      const report = gatedBinary(service);
+      const server = await start((app) => app.register(resourceryFastify, { service, prefix: '/api' }));
+      const stream = await firstChunk(server.port, '/api/Report.Txt/Month=2026-11', { accept: 'application/json' });
+      expect(stream.chunk).toBe('first\n');
+      report.release();
+      expect(await stream.rest).toBe('rest\n');
+      await report.finished;
+      const endlessService = shopService();
+      const endless = gatedBinary(endlessService, { endless: true });
+      const other = await start((app) => app.register(resourceryFastify, { service: endlessService }));
+      const left = await firstChunk(other.port, '/Report.Txt', {});
+      left.abort();
+      endless.release();
+      expect(await endless.stopped()).toBe('stopped');
     });
 
     test('a client that leaves mid-stream stops the producer', async () => {

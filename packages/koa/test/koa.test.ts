@@ -5,7 +5,16 @@ import legacyBodyParser from 'koa-bodyparser';
 import { Service, type PlainResponse } from '@resourcery/core';
 import { createKoaMiddleware } from '@resourcery/koa';
 // The same shop data, streaming content type and raw-path client as the Express adapter's tests.
-import { firstChunk, gatedLines, listen, shopService, userService, withProducts, type Listening } from '../../node/test/adapter-support';
+import {
+  firstChunk,
+  gatedBinary,
+  gatedLines,
+  listen,
+  shopService,
+  userService,
+  withProducts,
+  type Listening,
+} from '../../node/test/adapter-support';
 
 type Koa = typeof Koa3;
 type Middleware = Koa3.Middleware;
@@ -198,6 +207,24 @@ describe.each([
       lines.release();
       expect(await stream.rest).toBe('S-7\nH-3\n');
       await lines.finished;
+    });
+
+    test('a binary resource streams its own bytes, whatever Accept asks; a client that leaves stops it', async () => {
+      const service = shopService();
+      const report = gatedBinary(service);
+      const { server } = await served(createKoaMiddleware(service, { prefix: '/api' }));
+      const stream = await firstChunk(server.port, '/api/Report.Txt/Month=2026-11', { accept: 'application/json' });
+      expect(stream.chunk).toBe('first\n');
+      report.release();
+      expect(await stream.rest).toBe('rest\n');
+      await report.finished;
+      const endlessService = shopService();
+      const endless = gatedBinary(endlessService, { endless: true });
+      const { server: other } = await served(createKoaMiddleware(endlessService));
+      const left = await firstChunk(other.port, '/Report.Txt', {});
+      left.abort();
+      endless.release();
+      expect(await endless.stopped()).toBe('stopped');
     });
 
     test('a client that leaves mid-stream stops the producer', async () => {

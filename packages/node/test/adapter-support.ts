@@ -161,3 +161,51 @@ export function userService(): Service {
   service.addResource({ name: 'Shop.Product', storage: new MemoryStorage(PRODUCTS.map((p) => ({ ...p }))) });
   return service;
 }
+
+/**
+ * A binary resource `Report.Txt` on the service (docs/binary-resources.md) whose stream
+ * gives `first\n`, then waits for `release()` before `rest\n` (endless: lines without end).
+ */
+export function gatedBinary(
+  service: Service,
+  options: { endless?: boolean } = {},
+): {
+  release(): void;
+  finished: Promise<void>;
+  produced(): number;
+  stopped(ms?: number): Promise<'stopped' | 'still producing'>;
+} {
+  let release!: () => void;
+  let finish!: () => void;
+  let produced = 0;
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const finished = new Promise<void>((resolve) => {
+    finish = resolve;
+  });
+  service.addBinaryResource({
+    name: 'Report.Txt',
+    contentType: 'text/plain; charset=utf-8',
+    read: () =>
+      (async function* () {
+        try {
+          produced++;
+          yield 'first\n';
+          await gate;
+          do {
+            produced++;
+            yield 'rest\n';
+          } while (options.endless);
+        } finally {
+          finish();
+        }
+      })(),
+  });
+  const stopped = (ms = 5000) =>
+    Promise.race([
+      finished.then(() => 'stopped' as const),
+      new Promise<'still producing'>((r) => setTimeout(() => r('still producing'), ms).unref()),
+    ]);
+  return { release, finished, produced: () => produced, stopped };
+}

@@ -37,6 +37,13 @@ browserTest(
       schema: { type: 'object', properties: { Id: { type: 'integer' }, Name: { type: 'string' }, Age: { type: 'integer' } } },
       views: [{ name: 'Adults', conditions: 'Age>=18' }],
     });
+    // A binary resource (docs/binary-resources.md): a 1x1 PNG.
+    service.addBinaryResource({
+      name: 'Chart.Png',
+      description: 'A chart',
+      contentType: 'image/png',
+      read: () => Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=', 'base64'),
+    });
     const seeded = await service.handle({
       method: 'POST',
       uri: '/Person',
@@ -94,6 +101,10 @@ browserTest(
       expect(seen.downloads).toEqual(
         expect.arrayContaining([expect.stringMatching(/^Person_\d{12}\.jsonl$/), expect.stringMatching(/^Person_\d{12}\.xlsx$/)]),
       );
+      // A binary resource: its content type is listed; running it offers the bytes and shows the image.
+      expect(seen.chartBox).toContain('image/png');
+      expect(seen.binaryStatus).toBe('Save image/png (68 bytes)');
+      expect(seen.binaryImageWidth).toBe(1);
       // The key stays in the page's memory, and nothing is fetched from other hosts.
       expect(seen.storage).toEqual({ local: 0, session: 0, cookie: '' });
       expect(seen.foreign).toEqual([]);

@@ -94,6 +94,13 @@ try {
     await new Promise((r) => setTimeout(r, 100));
   seen.downloads = (await readdir(downloads)).sort();
 
+  seen.chartBox = await page.$$eval('.res', (rs) => rs.find((r) => r.querySelector('button').textContent === 'Chart.Png')?.textContent);
+  await run('/Chart.Png/Size=2');
+  await statusIs('^Save image/png');
+  seen.binaryStatus = await text('#status');
+  await page.waitForFunction(() => document.querySelector('#rows img')?.complete);
+  seen.binaryImageWidth = await page.$eval('#rows img', (i) => i.naturalWidth);
+
   seen.storage = await page.evaluate(() => ({ local: localStorage.length, session: sessionStorage.length, cookie: document.cookie }));
   seen.foreign = foreign;
 } finally {

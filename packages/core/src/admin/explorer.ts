@@ -30,6 +30,8 @@ const SCRIPT = `
   var base = BASE;
   var key = '';
   var state = { uri: '/', offset: 0, size: 25 };
+  // Binary resources by lower-case name: they take no paging and answer bytes (docs/binary-resources.md).
+  var binary = {};
   var $ = function (id) { return document.getElementById(id); };
 
   function headers(accept) {
@@ -67,7 +69,7 @@ const SCRIPT = `
   }
   function pagedUri() {
     var p = parts(state.uri);
-    if (p.resource === '' || /(^|&)(limit|offset)=/i.test(p.meta)) return { uri: state.uri, paged: false };
+    if (p.resource === '' || binary[p.resource.toLowerCase()] || /(^|&)(limit|offset)=/i.test(p.meta)) return { uri: state.uri, paged: false };
     var meta = (p.meta ? p.meta + '&' : '') + 'offset=' + state.offset + '&limit=' + (state.size + 1);
     return { uri: '/' + p.resource + '/' + p.conditions + '/' + meta, paged: true };
   }
@@ -114,12 +116,34 @@ const SCRIPT = `
     var q = pagedUri();
     return request(q.uri, 'application/json').then(function (res) {
       if (res.status === 204) return render([], q.paged);
+      var type = res.headers.get('content-type') || '';
+      if (res.ok && !/json/i.test(type)) return res.blob().then(function (blob) { render([], false); showBytes(blob, type, q.uri); });
       return res.json().then(function (body) {
         if (!res.ok) { $('status').textContent = ''; render([], false); $('status').textContent = 'Failed'; return showError(body, res.status); }
         var rows = Array.isArray(body.Data) ? body.Data : [body];
         render(rows.map(function (r) { return r && typeof r === 'object' ? r : { Value: r }; }), q.paged);
       });
     }).catch(function (e) { $('status').textContent = 'Failed: ' + e.message; });
+  }
+
+  /** A binary resource's answer: a link to save it, and the picture itself when it is one. */
+  function showBytes(blob, type, uri) {
+    var status = $('status');
+    status.textContent = '';
+    var a = el('a', 'Save ' + type + ' (' + blob.size + ' bytes)');
+    a.href = URL.createObjectURL(blob);
+    a.download = parts(uri).resource || 'download';
+    status.appendChild(a);
+    if (/^image[/]/i.test(type)) {
+      var img = el('img');
+      img.src = a.href;
+      img.alt = uri;
+      var row = el('tr');
+      var td = el('td');
+      td.appendChild(img);
+      row.appendChild(td);
+      $('rows').appendChild(row);
+    }
   }
 
   function go(uri) {
@@ -163,12 +187,14 @@ const SCRIPT = `
         // The application's resources first, the built-in Service.* ones after them.
         var builtIn = function (r) { return r.name.indexOf('Service.') === 0 ? 1 : 0; };
         doc['x-resources'].slice().sort(function (a, b) { return builtIn(a) - builtIn(b); }).forEach(function (r) {
+          if (r.kind === 'BinaryResource') binary[r.name.toLowerCase()] = true;
           var box = el('div', undefined, 'res');
           var name = el('button', r.name, 'name');
           name.type = 'button';
           name.onclick = function () { if (r.kind === 'EventResource') watch('/' + r.name); else go('/' + r.name); };
           box.appendChild(name);
           if (r.description) box.appendChild(el('div', r.description, 'desc'));
+          if (r.contentType) box.appendChild(el('div', r.contentType, 'desc'));
           var methods = el('div', undefined, 'methods');
           (r.kind === 'EventResource' ? ['event'] : r.methods).forEach(function (m) { methods.appendChild(el('span', m)); });
           box.appendChild(methods);

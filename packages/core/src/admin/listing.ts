@@ -48,6 +48,7 @@ export function listingDefinition(host: ListingHost, name: string): ResourceDefi
       Methods: [...r.methods],
       Kind: r.kind,
       Views: r.views.map((v) => ({ Name: v.name, Description: v.description })),
+      ...(r.binary ? { ContentType: r.binary.contentType } : {}),
     }));
   const shown = (caller: Caller) => new Map(resourcesFor(host, caller).map((r) => [r.name, r.methods]));
   return {

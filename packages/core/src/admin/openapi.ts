@@ -10,6 +10,7 @@ import type { Method } from '../http/types.js';
 import type { Resource, ResourceRegistry } from '../model/resources.js';
 import type { Events } from '../webhooks/events.js';
 import type { Protocols } from '../content-types/protocols.js';
+import { binaryPaths } from './openapi-binary.js';
 
 export interface OpenApiOptions {
   /** Mount path of the service (`/api`); the document's server URL. */
@@ -95,6 +96,8 @@ export function openApiDocument(service: Described, options: OpenApiOptions = {}
     schemas[`${name}.Result`] = resultSchema(name);
     Object.assign(paths, resourcePaths(service, r, name));
   }
+  const binaryResources = resources.filter((r) => r.kind === 'BinaryResource');
+  for (const r of binaryResources) Object.assign(paths, binaryPaths(r));
   const webhooks: Json = {};
   for (const r of resources.filter((x) => x.kind === 'EventResource')) webhooks[r.name] = eventItem(service, r);
   const secured = service.authenticates;
@@ -106,7 +109,7 @@ export function openApiDocument(service: Described, options: OpenApiOptions = {}
       description: `${URI_LANGUAGE}\n\nErrors answer the \`ErrorBody\` JSON and an \`ErrorInfo\` header linking to the stored Error record (\`Service.Admin.Error\`).`,
     },
     servers: [{ url: options.basePath || '/' }],
-    tags: entityResources.map((r) => ({ name: r.name, description: r.description || undefined })),
+    tags: [...entityResources, ...binaryResources].map((r) => ({ name: r.name, description: r.description || undefined })),
     paths,
     webhooks,
     components: {
@@ -155,6 +158,7 @@ export function openApiDocument(service: Described, options: OpenApiOptions = {}
       views: r.views.map((v) => ({ name: v.name, description: v.description })),
       key: r.key ?? undefined,
       schema: r.kind === 'EntityResource' ? `#/components/schemas/${componentName(r.name)}` : undefined,
+      contentType: r.binary?.contentType,
     })),
   };
   if (secured) document.security = [{ apiKey: [] }, { basic: [] }];

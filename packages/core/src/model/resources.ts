@@ -1,5 +1,6 @@
 import type { Ajv } from 'ajv';
 import type { Caller } from './caller.js';
+import { BINARY_METHODS, type BinaryResourceDefinition } from './binary-resources.js';
 import { jsonSchemaOf, validatorOf, type EntitySchema, type Validate } from './entity-schema.js';
 import { ServiceError } from '../errors.js';
 import type { ResourceHooks } from './hooks.js';
@@ -15,7 +16,7 @@ import { RowRules, type ResourceRules, type RowRule } from './rules.js';
 import { MemoryStorage } from '../storage/memory.js';
 import type { Storage } from '../storage/storage.js';
 
-export type ResourceKind = 'EntityResource' | 'EventResource';
+export type ResourceKind = 'EntityResource' | 'EventResource' | 'BinaryResource';
 
 /** The change events an entity resource may raise: `<Name>.Inserted` and so on. */
 export type ChangeKind = 'Inserted' | 'Updated' | 'Deleted';
@@ -129,8 +130,13 @@ export class Resource {
   readonly key: readonly string[] | null;
   private readonly validator?: Validate;
   private readonly compiled = new WeakMap<ParsedUri, CompiledQuery>();
+  /** A binary resource's reader and content type (docs/binary-resources.md). */
+  readonly binary?: BinaryResourceDefinition;
 
-  constructor(definition: AnyResourceDefinition, options: { kind?: ResourceKind; events: boolean; ajv: Ajv }) {
+  constructor(
+    definition: AnyResourceDefinition,
+    options: { kind?: ResourceKind; events: boolean; ajv: Ajv; binary?: BinaryResourceDefinition },
+  ) {
     if (!/^[\p{L}_][\p{L}\p{N}_.]*$/u.test(definition.name) || definition.name.endsWith('.')) {
       throw new Error(`Invalid resource name '${definition.name}': use letters, digits, '_' and '.'`);
     }
@@ -138,8 +144,14 @@ export class Resource {
     this.name = definition.name;
     this.key = keyProperties(definition.key, definition.name);
     this.description = definition.description ?? '';
-    this.kind = options.kind ?? 'EntityResource';
-    this.methods = this.kind === 'EventResource' ? [] : (definition.methods ?? METHODS).map((m) => m.toUpperCase() as Method);
+    this.kind = options.binary ? 'BinaryResource' : (options.kind ?? 'EntityResource');
+    this.binary = options.binary;
+    this.methods =
+      this.kind === 'EventResource'
+        ? []
+        : this.kind === 'BinaryResource'
+          ? BINARY_METHODS
+          : (definition.methods ?? METHODS).map((m) => m.toUpperCase() as Method);
     this.storage = definition.storage ?? new MemoryStorage();
     this.schema = jsonSchemaOf(definition.schema);
     if (definition.indexes?.length) this.storage.useIndexes?.(resolveIndexes(definition.indexes, definition.name, this.schema));

@@ -10,6 +10,7 @@ import type { Origin } from '../outgoing/origin.js';
 import { sendToDestination } from '../outgoing/source-destination.js';
 import type { Entity } from '../query/conditions.js';
 import { isPromise, type Eventually } from '../util/eventually.js';
+import { binaryResponse } from './binary-response.js';
 import { RequestContext } from './context.js';
 import { errorResponse } from './error-response.js';
 import { LISTING, type PipelineHost } from './host.js';
@@ -99,6 +100,7 @@ function run(host: PipelineHost, ctx: RequestContext, parsed: ParsedUri): Eventu
       headers: { allow: resource.methods.join(', ') },
     });
   }
+  if (resource.binary !== undefined) return binaryResponse(host, ctx, resource, parsed, caller);
   const rows = resource.rows(caller, ruleMethod(ctx.method));
   const query = resource.query(parsed, rows);
   const output = host.protocols.forAccept(ctx.header('accept'));

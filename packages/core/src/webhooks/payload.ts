@@ -6,6 +6,8 @@ import { collectBody, headerValue, serializeEntities } from '../outgoing/body.js
 import type { PlainResponse } from '../http/types.js';
 import type { OutboxMessage } from './outbox.js';
 import type { Webhook } from './webhook.js';
+import { parseUri } from '../grammar/parse.js';
+import type { ResourceRegistry } from '../model/resources.js';
 
 /** What a webhook sends: a body with its Content-Type, or nothing at all (aborted). */
 export type Payload = { kind: 'send'; body: Buffer | null; contentType: string | null } | { kind: 'abort'; reason: string };
@@ -32,6 +34,19 @@ function entitiesOfJson(bytes: Buffer): Entity[] | null {
 export interface PayloadDeps {
   readonly protocols: Protocols;
   readonly local: LocalRequests;
+  /** Tells a binary resource's bytes (sent as they are) from entities (docs/binary-resources.md). */
+  readonly resources: ResourceRegistry;
+}
+
+/** Whether a custom payload request reads a binary resource: its bytes go as they are, whatever their type. */
+function readsBinary(deps: PayloadDeps, uri: string): boolean {
+  try {
+    const parsed = parseUri(uri);
+    return !parsed.macro && parsed.resource !== '' && deps.resources.resolve(parsed.resource).kind === 'BinaryResource';
+  } catch {
+    // Not a resource this service has (any more): the request answered with an error, or with entities.
+    return false;
+  }
 }
 
 /**
@@ -90,7 +105,7 @@ async function customPayload(
       return { kind: 'abort', reason: `the custom payload request ${request.URI} had no content (BreakOnNoContent)` };
     return { kind: 'send', body: null, contentType: null };
   }
-  const entities = type !== null && JSON_TYPE.test(type) ? entitiesOfJson(bytes) : null;
+  const entities = type !== null && JSON_TYPE.test(type) && !readsBinary(deps, request.URI) ? entitiesOfJson(bytes) : null;
   if (entities === null) return { kind: 'send', body: bytes, contentType: type };
   const { body, contentType } = await serializeEntities(deps.protocols, entities, contentTypeHeader);
   return { kind: 'send', body, contentType };
