@@ -7,6 +7,7 @@ import { dateSuite } from './date-suite';
 import { searchSuite } from './search-suite';
 import { indexSuite } from './index-suite';
 import { orSuite } from './or-suite';
+import { countSuite } from './count-suite';
 import { projectionSuite } from './projection-suite';
 import { streamSuite } from './stream-suite';
 import { storageContract } from '../../core/test/storage-contract';
@@ -552,6 +553,7 @@ export function sqlSuite(open: () => Promise<Backend>): void {
 
   indexSuite(() => db, freshTable);
   orSuite(() => db, freshTable);
+  countSuite(() => db, freshTable);
   dateSuite(() => db, freshTable);
   searchSuite(() => db, freshTable);
   adminSuite(

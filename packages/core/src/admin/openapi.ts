@@ -57,6 +57,7 @@ const META_DESCRIPTIONS: Record<string, string> = {
   search: "case-insensitive text to find in the entity's JSON (`search=ann`)",
   search_regex: "a URI-encoded JavaScript regular expression matched against the entity's JSON",
   safepost: 'POST updates entities that match on these comma-separated properties instead of inserting',
+  count: '`true` adds `TotalCount` (the entities matched before offset and limit) after `DataCount`, and the header `X-Total-Count`',
 };
 
 /** What the document describes: a service's resources, events and content types. */
@@ -181,6 +182,7 @@ function resultSchema(entity: string): Json {
       Status: { const: 'success' },
       Data: { type: 'array', items: ref(entity) },
       DataCount: { type: 'integer' },
+      TotalCount: { type: 'integer', description: 'with `count=true`: the entities matched before offset and limit' },
       InsertedCount: { type: 'integer' },
       UpdatedCount: { type: 'integer' },
       DeletedCount: { type: 'integer' },

@@ -23,7 +23,9 @@ export const json: ContentType = {
     return toEntities(value);
   },
   write: (result, context) =>
-    result.kind === 'stream' ? writeStream(result.entities, context.params.raw === 'true', context) : writeJson(result, context),
+    result.kind === 'stream'
+      ? writeStream(result.entities, result.total, context.params.raw === 'true', context)
+      : writeJson(result, context),
   streams: true,
 };
 
@@ -33,11 +35,26 @@ export function writeJson(result: Result, context: WriteContext): string {
 }
 
 /** A streamed GET: the same text as for an array, written as the entities come. */
-function writeStream(entities: AsyncIterable<Entity>, raw: boolean, context: WriteContext): AsyncIterable<string> {
+function writeStream(
+  entities: AsyncIterable<Entity>,
+  total: number | undefined,
+  raw: boolean,
+  context: WriteContext,
+): AsyncIterable<string> {
   const item = (e: Entity, i: number) => (i === 0 ? JSON.stringify(e) : `,${JSON.stringify(e)}`);
   return raw
     ? chunked(entities, '[', item, () => ']')
-    : chunked(entities, '{"Status":"success","Data":[', item, (n) => `],"DataCount":${n},"TimeElapsedMs":${context.elapsedMs()}}`);
+    : chunked(
+        entities,
+        '{"Status":"success","Data":[',
+        item,
+        (n) => `],"DataCount":${n}${totalCount(total)},"TimeElapsedMs":${context.elapsedMs()}}`,
+      );
+}
+
+/** `,"TotalCount":n` after DataCount with count=true (docs/uri.md#count). */
+function totalCount(total: number | undefined): string {
+  return total === undefined ? '' : `,"TotalCount":${total}`;
 }
 
 /** One object or an array of objects; anything else is not an entity. */
@@ -85,7 +102,7 @@ function writeRaw(result: Result): string {
 function writeEnvelope(result: Result, context: WriteContext): string {
   switch (result.kind) {
     case 'entities':
-      return `{"Status":"success","Data":${stringifyArray(result.entities)},"DataCount":${result.entities.length},"TimeElapsedMs":${context.elapsedMs()}}`;
+      return `{"Status":"success","Data":${stringifyArray(result.entities)},"DataCount":${result.entities.length}${totalCount(result.total)},"TimeElapsedMs":${context.elapsedMs()}}`;
     case 'count':
       return `{"Status":"success","Count":${result.count},"TimeElapsedMs":${context.elapsedMs()}}`;
     case 'change': {

@@ -27,7 +27,9 @@ export function resultSummary(result: Result): Entity {
     case 'count':
       return { Count: result.count };
     case 'entities':
-      return { DataCount: result.entities.length };
+      return result.total === undefined
+        ? { DataCount: result.entities.length }
+        : { DataCount: result.entities.length, TotalCount: result.total };
     case 'change': {
       const summary: Entity = { DataCount: result.data.length };
       if (result.inserted !== undefined) summary.InsertedCount = result.inserted;

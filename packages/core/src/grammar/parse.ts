@@ -55,6 +55,7 @@ export const META_KEYS = [
   'search',
   'search_regex',
   'safepost',
+  'count',
 ] as const;
 export type MetaKey = (typeof META_KEYS)[number];
 

@@ -27,7 +27,7 @@ const LOCAL_HOST = /^(localhost|127\.0\.0\.1|\[::1\])(:\d{1,5})?$/i;
 const METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE, REPORT';
 const ALLOWED_HEADERS = 'Accept, Authorization, Content-Type, If-Match, If-None-Match, Source, Destination';
 /** Headers a page may read from a cross-origin response; the rest is hidden by the browser. */
-const EXPOSED = 'ErrorInfo, ETag, Location, Content-Disposition, Allow';
+const EXPOSED = 'ErrorInfo, ETag, Location, Content-Disposition, Allow, X-Total-Count';
 
 /**
  * Cross-origin requests (CORS), answered before the pipeline: a preflight (OPTIONS with

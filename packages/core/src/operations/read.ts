@@ -255,8 +255,33 @@ export async function collect(entities: Iterable<Entity> | AsyncIterable<Entity>
   return out;
 }
 
-/** GET and HEAD: answered at once when nothing waits (no async hook, a storage that answers at once). */
-export const get = (op: OperationContext): Eventually<Result> => (op.resource.hooks.beforeRead ? readAfterHook(op) : read(op));
+/** GET and HEAD: answered at once when nothing waits (no async hook, a storage that answers at once, no count=true). */
+export const get = (op: OperationContext): Eventually<Result> => {
+  const result = op.resource.hooks.beforeRead ? readAfterHook(op) : read(op);
+  return op.query.meta.count ? withTotal(op, result) : result;
+};
+
+/** count=true: the page, then how many entities the GET selects before offset and limit (docs/uri.md#count). */
+async function withTotal(op: OperationContext, page: Eventually<Result>): Promise<Result> {
+  const result = await page;
+  if (result.kind !== 'entities' && result.kind !== 'stream') return result;
+  return { ...result, total: await totalOf(op) };
+}
+
+/**
+ * The count the storage makes of the conditions (SQL: one count(*), no row read) when
+ * nothing but the conditions decides what is selected; otherwise the entities selected
+ * without offset and limit, counted here. Row rules are in the conditions or the filter,
+ * so the total never counts an entity the caller cannot read.
+ */
+async function totalOf(op: OperationContext): Promise<number> {
+  const { resource, query, rows } = op;
+  const m = query.meta;
+  if (query.search === null && !m.distinct && !resource.definition.toOutput && !rows?.filter && resource.storage.count)
+    return resource.storage.count({ conditions: query.conditions, predicate: query.predicate });
+  const unpaged: CompiledQuery = { ...query, meta: { ...m, offset: 0, limit: -1 } };
+  return (await selectOutput(resource, unpaged, rows, op.searchBudget ?? DEFAULT_SEARCH_BUDGET)).length;
+}
 
 async function readAfterHook(op: OperationContext): Promise<Result> {
   await op.resource.hooks.beforeRead!(op.caller);

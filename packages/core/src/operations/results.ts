@@ -5,13 +5,14 @@ export type Result =
   /**
    * GET: the selected entities. `version`
    * (here and on a change of one entity): the stored entity's version, for an ETag.
+   * `total` (with `count=true`): how many the GET selects before offset and limit.
    */
-  | { kind: 'entities'; entities: Entity[]; version?: string }
+  | { kind: 'entities'; entities: Entity[]; version?: string; total?: number }
   /**
    * GET past what the storage holds in memory (SelectQuery.stream): at least one entity,
    * read as the body is written. Only for content types with `streams`.
    */
-  | { kind: 'stream'; entities: AsyncIterable<Entity> }
+  | { kind: 'stream'; entities: AsyncIterable<Entity>; total?: number }
   /** REPORT: how many entities the GET would select. */
   | { kind: 'count'; count: number }
   /** POST, PUT, PATCH, DELETE. */

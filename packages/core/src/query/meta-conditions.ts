@@ -32,6 +32,8 @@ export interface MetaConditions {
   search: string | null;
   searchRegex: string | null;
   safepost: Locator[] | null;
+  /** `count=true`: the answer also says how many entities match before offset and limit. */
+  count: boolean;
 }
 
 export const NO_META: MetaConditions = Object.freeze({
@@ -46,6 +48,7 @@ export const NO_META: MetaConditions = Object.freeze({
   search: null,
   searchRegex: null,
   safepost: null,
+  count: false,
 });
 
 export function toMetaConditions(entries: readonly MetaEntry[]): MetaConditions {
@@ -81,6 +84,9 @@ function apply(m: MetaConditions, key: MetaKey, value: string): void {
       break;
     case 'distinct':
       m.distinct = bool(key, value);
+      break;
+    case 'count':
+      m.count = bool(key, value);
       break;
     case 'limit':
       m.limit = int(key, value);

@@ -127,7 +127,7 @@ function finish(
 ): Eventually<PlainResponse> {
   const destination = ctx.method === 'GET' ? ctx.header('destination') : undefined;
   if (destination !== undefined) return sent(ctx, resource, output, sendToDestination(host.headerRequests, ctx, result, destination));
-  if (result.kind === 'stream') result = { kind: 'stream', entities: reported(host, ctx, result.entities) };
+  if (result.kind === 'stream') result = { ...result, entities: reported(host, ctx, result.entities) };
   return checkRead(ctx, result) ?? respond(ctx, resource, output, result);
 }
 

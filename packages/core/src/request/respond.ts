@@ -26,9 +26,12 @@ function statusOf(method: string, result: Result): number {
 export function respond(ctx: RequestContext, resource: Resource, output: Negotiated, result: Result): PlainResponse {
   const status = statusOf(ctx.method, result);
   if (result.kind === 'passthrough') return { status, headers: result.headers, body: ctx.method === 'HEAD' ? null : result.body };
-  if (status === 204) return { status, headers: {}, body: null };
+  // count=true: the total as a header too (json-server's X-Total-Count), also on a 204 past the last page.
+  const total = (result.kind === 'entities' || result.kind === 'stream') && result.total !== undefined ? String(result.total) : undefined;
+  if (status === 204) return { status, headers: total === undefined ? {} : { 'x-total-count': total }, body: null };
   const type = output.contentType;
   const headers: Record<string, string> = { 'content-type': contentTypeHeader(type) };
+  if (total !== undefined) headers['x-total-count'] = total;
   const version = versionOf(result);
   if (version !== undefined) headers.etag = entityTag(version);
   if (type.extension) headers['content-disposition'] = attachment(`${resource.name}_${stamp(ctx.time)}.${type.extension}`);
