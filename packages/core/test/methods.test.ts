@@ -207,11 +207,15 @@ describe('PATCH updates the matched entities with the body', () => {
     expect(stored()[1]).toEqual({ Id: 2, Name: 'Linus', Age: 12, City: 'Espoo' });
   });
 
-  test('no match: 200 with UpdatedCount 0', async () => {
+  test('no match: 404 NotFound with the error body and its record, nothing changed; GET of the same stays 204', async () => {
     const r = await call(service, 'PATCH', '/Lab.Person/Id=99', { body: { City: 'Espoo' } });
-    expect(r.status).toBe(200);
-    expect(r.json).toMatchObject({ Data: [], UpdatedCount: 0 });
+    expect(r.status).toBe(404);
+    expect(r.json).toMatchObject({ Status: 'fail', ErrorCode: 'NotFound', ErrorType: 'Service.Results.NotFound' });
+    expect(r.json.Message).toMatch(/PATCH matched no entity of 'Lab.Person'/);
+    const record = await call(service, 'GET', r.headers.errorinfo, { headers: { accept: 'application/json;raw=true' } });
+    expect(record.json[0]).toMatchObject({ ErrorCode: 'NotFound', Method: 'PATCH' });
     expect(stored()).toEqual(PEOPLE);
+    expect((await call(service, 'GET', '/Lab.Person/Id=99')).status).toBe(204);
   });
 
   test('a patch that breaks the schema is refused and changes nothing', async () => {

@@ -316,7 +316,8 @@ describe('toOutput hides properties from output and from conditions alike', () =
   test('writes target what clients see: PATCH by the hidden property matches nothing', async () => {
     const s = withHidden();
     const r = await call(s, 'PATCH', '/Account/Pin=1234', { body: { User: 'eve' } });
-    expect(r.json).toMatchObject({ UpdatedCount: 0 });
+    expect(r.status).toBe(404);
+    expect(r.json).toMatchObject({ ErrorCode: 'NotFound' });
     const patched = await call(s, 'PATCH', '/Account/User=ann', { body: { User: 'ann2' } });
     expect(patched.json).toMatchObject({ UpdatedCount: 1, Data: [{ User: 'ann2' }] });
   });

@@ -76,8 +76,10 @@ describe.each([
 
   test('PATCH and PUT never update a hidden row', async () => {
     const before = stored();
+    // A hidden row is not found, as a missing one: 404, nothing said about it.
     const patch = await as('ann', s.service, 'PATCH', '/Order/Id=3', { Qty: 99 });
-    expect(patch.json?.ErrorCode).toBeUndefined();
+    expect(patch.json?.ErrorCode).toBe('NotFound');
+    expect(patch.json?.Message).toBe((await as('ann', s.service, 'PATCH', '/Order/Id=404', { Qty: 99 })).json?.Message);
     expect(stored()).toEqual(before);
     await as('ann', s.service, 'PATCH', '/Order/Item=tea/unsafe=true', { Qty: 7 });
     expect(stored().map((e) => e.Qty)).toEqual([7, 1, 5]);

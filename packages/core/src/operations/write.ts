@@ -154,6 +154,8 @@ const patch: Operation = async (op) => {
   const matches = await selectTargets(op.resource, op.query, op.rows, op.searchBudget);
   guardMany(matches.length, 'PATCH', op.query.meta.unsafe);
   checkPreconditions(op, matches);
+  // Nothing to update is the client's to know (json-server answers 404 too); GET keeps 204 (docs/methods.md).
+  if (matches.length === 0) throw new ServiceError('NotFound', `PATCH matched no entity of '${op.resource.name}': nothing was changed`);
   const data = await update(
     op,
     matches.map((target) => ({ target, patch: body })),
