@@ -57,7 +57,7 @@ Options of serve:
   -p, --port <n>                port to listen on (default 8080; 0 picks a free one)
   -H, --host <address>          address to listen on (default 127.0.0.1)
   --read-only                   answer GET, HEAD and REPORT only; the data is never written
-  --static <dir>                serve the files of <dir> (index.html at /) where no resource answers
+  -s, --static <dir>            serve the files of <dir> (index.html at /) where no resource answers
   --api-key <key>               require this API key (repeatable; each key may do everything)
   --cors <origin>               also allow this origin (repeatable; '*' allows any); pages on
                                 localhost, 127.0.0.1 and [::1] are allowed by default
@@ -89,7 +89,7 @@ export function parseCommand(argv: string[]): Command {
         'api-key': { type: 'string', multiple: true, default: [] as string[] },
         'allow-private-destinations': { type: 'boolean', default: false },
         'read-only': { type: 'boolean', default: false },
-        static: { type: 'string' },
+        static: { type: 'string', short: 's' },
         cors: { type: 'string', multiple: true, default: [] as string[] },
         'no-cors': { type: 'boolean', default: false },
         config: { type: 'string' },

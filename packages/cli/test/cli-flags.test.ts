@@ -165,6 +165,12 @@ describe('--static DIR', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/--static .*nope: no such directory/);
   });
+
+  test('-s is --static, as in json-server', async () => {
+    const r = await run(['serve', file, '-p', '0', '-s', path.join(dir, 'nope-s')]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/--static .*nope-s: no such directory/);
+  });
 });
 
 describe('CORS is on for local dev servers by default', () => {
