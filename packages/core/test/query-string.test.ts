@@ -68,6 +68,12 @@ describe('the path form of json-server query strings', () => {
     ['/posts/id=1', 'x=1', '/posts/id=1&x=1'],
     ['/posts/_/limit=2', 'author=me', '/posts/author=me/limit=2'],
     ['/posts', '_embed=comments', '/posts'],
+    ['/posts', 'id=1&id=2', '/posts/id=1|2'],
+    ['/posts', 'id=1&author=me&id=3', '/posts/id=1|3&author=me'],
+    ['/posts', 'id:in=1,2,3&views:gt=5', '/posts/id=1|2|3&views>5'],
+    ['/posts', '_sort=user,views&_order=desc,asc', '/posts/_/order_desc=user&order_asc=views'],
+    ['/posts', '_sort=-user,-views,title', '/posts/_/order_desc=user,views&order_asc=title'],
+    ['/posts', '_sort=a,b,c&_order=asc,desc,asc', '/posts/_/order_asc=a&order_desc=b'],
   ])('%s?%s -> %s', (path, query, expected) => {
     expect(pathFormOf(path, query)).toBe(expected);
   });
