@@ -57,7 +57,9 @@ describe.each([
       headers: { ...json, ...as('bob-session') },
       body: JSON.stringify({ Qty: 9 }),
     });
-    expect(((await patch.json()) as { Data: unknown[] }).Data).toEqual([]);
+    // Another user's order is not found, as a missing one (a PATCH that matches nothing is 404).
+    expect(patch.status).toBe(404);
+    expect(((await patch.json()) as { ErrorCode: string }).ErrorCode).toBe('NotFound');
     expect((await fetch(`${api}/Order/Id=2`, { method: 'DELETE', headers: as('bob-session') })).status).toBe(403);
     expect((await fetch(`${api}/Order/Id=2`, { method: 'DELETE', headers: as('root-session') })).status).toBe(200);
   });
