@@ -66,14 +66,19 @@ export class ApiKeys {
     return found;
   }
 
-  /** 403 when an API key's holder may not use this method on this resource; other principals pass. */
-  static authorize(principal: unknown, resource: string, method: string): void {
-    if (!(principal instanceof ApiKeyPrincipal) || principal.rules === null || resource.toLowerCase() === ALWAYS_OPEN) return;
+  /** Whether an API key's holder may use this method on this resource; other principals may. */
+  static allows(principal: unknown, resource: string, method: string): boolean {
+    if (!(principal instanceof ApiKeyPrincipal) || principal.rules === null || resource.toLowerCase() === ALWAYS_OPEN) return true;
     const m = method === 'REPORT' || method === 'HEAD' ? 'GET' : method;
-    const ok = principal.rules.some(
+    return principal.rules.some(
       (r) => (r.resources === null || r.resources.test(resource)) && (r.methods === null || r.methods.has(m) || r.methods.has(method)),
     );
-    if (!ok) throw new ServiceError('Forbidden', `This API key may not use ${method} on '${resource}'`);
+  }
+
+  /** 403 when an API key's holder may not use this method on this resource; other principals pass. */
+  static authorize(principal: unknown, resource: string, method: string): void {
+    if (!ApiKeys.allows(principal, resource, method))
+      throw new ServiceError('Forbidden', `This API key may not use ${method} on '${resource}'`);
   }
 }
 
