@@ -1,9 +1,14 @@
-import { isUtf8 } from 'node:buffer';
 import { ServiceError } from '../errors.js';
 import type { Entity } from '../query/conditions.js';
 import type { Result } from '../operations/results.js';
 import type { ContentType, WriteContext } from './content-type.js';
 import { chunked } from './chunked.js';
+
+/**
+ * JSON text is UTF-8 (RFC 8259): bytes that are not are refused, not read as U+FFFD and
+ * stored so. One pass checks and decodes; a BOM is kept, as Buffer.toString keeps it.
+ */
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** JSON: compact; the success envelope unless `raw=true`. */
 export const json: ContentType = {
@@ -11,12 +16,15 @@ export const json: ContentType = {
   mimeType: 'application/json',
   bindings: ['application/json', 'application/service-json', 'json', 'text/plain'],
   read(body) {
-    const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-    // JSON text is UTF-8 (RFC 8259): bytes that are not would be read as U+FFFD and stored so.
-    if (!isUtf8(bytes)) throw new ServiceError('FailedJsonDeserialization', 'The body is not valid JSON: it is not UTF-8 text');
+    let text: string;
+    try {
+      text = UTF8.decode(body);
+    } catch {
+      throw new ServiceError('FailedJsonDeserialization', 'The body is not valid JSON: it is not UTF-8 text');
+    }
     let value: unknown;
     try {
-      value = JSON.parse(bytes.toString('utf8'));
+      value = JSON.parse(text);
     } catch (e) {
       throw new ServiceError('FailedJsonDeserialization', `The body is not valid JSON: ${(e as Error).message}`);
     }
