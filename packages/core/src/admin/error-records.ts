@@ -4,7 +4,7 @@ import { ServiceError } from '../errors.js';
 import type { Resource } from '../model/resources.js';
 import type { Entity } from '../query/conditions.js';
 import { Locator } from '../grammar/locator.js';
-import { targetOf, type Storage } from '../storage/storage.js';
+import { SELECT_ALL, targetOf, type Storage } from '../storage/storage.js';
 
 export const ERROR_RESOURCE = 'Service.Admin.Error';
 
@@ -53,8 +53,6 @@ export interface ErrorRecordBounds {
 interface Entry {
   readonly principal: string;
   readonly chars: number;
-  /** The record as the storage returned it (what a delete addresses), or as written. */
-  readonly entity: Entity;
 }
 
 /** Who holds how much of the store. */
@@ -133,12 +131,15 @@ export class ErrorRecords {
     else this.add(entity);
     // Records deleted through the resource, or written by other instances sharing the
     // storage, make the ledger differ from the storage: read it again (a table kept small).
-    const stale = this.storage.count && (await this.storage.count({ conditions: [], predicate: null })) !== this.ledger!.size;
-    const over = this.ledger!.size > this.bounds.count || this.chars > this.bounds.chars;
-    // A delete addresses the records as the storage returns them: read them before evicting.
-    if (stale || over) await this.load();
+    if (this.storage.count && (await this.storage.count({ conditions: [], predicate: null })) !== this.ledger!.size) await this.load();
     const victims = this.evict();
-    if (victims.length > 0) await this.storage.write({ delete: victims.map((e) => targetOf(this.storage, e)) });
+    if (victims.size === 0) return;
+    // A delete addresses records as the storage returns them: pick those out of one
+    // unordered read (no sort, no rebuilt ledger).
+    const { entities } = await this.storage.select(SELECT_ALL);
+    const stored: Entity[] = [];
+    for await (const e of entities as AsyncIterable<Entity>) if (victims.has(e.Id as string)) stored.push(e);
+    await this.storage.write({ delete: stored.map((e) => targetOf(this.storage, e)) });
   }
 
   private async load(): Promise<void> {
@@ -152,11 +153,11 @@ export class ErrorRecords {
       offset: 0,
       limit: -1,
     });
-    for await (const e of entities as AsyncIterable<Entity>) this.add(e as unknown as ErrorRecord, e);
+    for await (const e of entities as AsyncIterable<Entity>) this.add(e as unknown as ErrorRecord);
   }
 
-  private add(record: ErrorRecord, stored: Entity = record): void {
-    const entry = { principal: record.Principal ?? ANONYMOUS, chars: sizeOf(record), entity: stored };
+  private add(record: ErrorRecord): void {
+    const entry = { principal: record.Principal ?? ANONYMOUS, chars: sizeOf(record) };
     this.ledger!.set(record.Id, entry);
     this.chars += entry.chars;
     const held = this.holdings.get(entry.principal) ?? { count: 0, chars: 0 };
@@ -165,11 +166,11 @@ export class ErrorRecords {
     this.holdings.set(entry.principal, held);
   }
 
-  /** Takes records out of the ledger until it is within the bounds; returns them. */
-  private evict(): Entity[] {
+  /** Takes records out of the ledger until it is within the bounds; returns their ids. */
+  private evict(): Set<string> {
     const ledger = this.ledger!;
     const { count, chars, share } = this.bounds;
-    const victims: Entity[] = [];
+    const victims = new Set<string>();
     while (ledger.size > count || (this.chars > chars && ledger.size > 1)) {
       // The principal furthest past its share, if any.
       let worst: string | null = null;
@@ -191,7 +192,7 @@ export class ErrorRecords {
       held.count--;
       held.chars -= entry.chars;
       if (held.count === 0) this.holdings.delete(entry.principal);
-      victims.push(entry.entity);
+      victims.add(victim!);
     }
     return victims;
   }
