@@ -50,7 +50,13 @@ export function listingDefinition(host: ListingHost, name: string): ResourceDefi
       Views: r.views.map((v) => ({ Name: v.name, Description: v.description })),
       ...(r.binary ? { ContentType: r.binary.contentType } : {}),
     }));
-  const shown = (caller: Caller) => new Map(resourcesFor(host, caller).map((r) => [r.name, r.methods]));
+  // The row rule and the hook of one request get the same caller: worked out once for both.
+  const seen = new WeakMap<Caller, Map<string, readonly Method[]>>();
+  const shown = (caller: Caller) => {
+    let names = seen.get(caller);
+    if (names === undefined) seen.set(caller, (names = new Map(resourcesFor(host, caller).map((r) => [r.name, r.methods]))));
+    return names;
+  };
   return {
     name,
     description: 'The resources of this service',
