@@ -114,5 +114,16 @@ describe('count=true', () => {
     const r = await call(s, 'GET', '/Post/_/limit=1&count=true', { headers: { 'x-user': 'bo' } });
     expect(r.json.TotalCount).toBe(4);
     expect(r.json.Data).toHaveLength(1);
+    expect(r.headers['x-total-count']).toBe('4');
+    // The header with raw=true, with conditions of the caller's own, and past the last page.
+    const raw = await call(s, 'GET', '/Post/Views<3/limit=1&count=true', { headers: { ...RAW, 'x-user': 'ann' } });
+    expect(raw.json).toEqual([expect.objectContaining({ Author: 'ann' })]);
+    expect(raw.headers['x-total-count']).toBe(String(POSTS.filter((p) => p.Author === 'ann' && (p.Views as number) < 3).length));
+    const past = await call(s, 'GET', '/Post/_/offset=50&count=true', { headers: { ...RAW, 'x-user': 'cy' } });
+    expect([past.status, past.headers['x-total-count']]).toEqual([204, '4']);
+    // Without the rule the same URI counts every row: the total above is the rule's doing.
+    const anyone = createService();
+    anyone.addResource({ name: 'Post', storage: new MemoryStorage(structuredClone(POSTS)) });
+    expect((await call(anyone, 'GET', '/Post/_/offset=50&count=true', { headers: RAW })).headers['x-total-count']).toBe('12');
   });
 });

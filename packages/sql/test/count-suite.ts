@@ -41,6 +41,41 @@ export function countSuite(database: () => SqlClient, freshTable: () => string):
       }
     });
 
+    test('a row rule (Owner=ann) counts the rows of the caller only, in TotalCount, X-Total-Count and the count(*)', async () => {
+      const table = freshTable();
+      const rows = Array.from({ length: 20 }, (_, i) => ({ Id: i + 1, Owner: ['ann', 'bo', 'cy', 'bo'][i % 4], Size: i }));
+      await createSqlStorage({ client: database(), table }).write({ insert: rows });
+      const counted: string[] = [];
+      const client: SqlClient = {
+        query: (text, params) => {
+          if (/count\(\*\)/.test(text)) counted.push(`${text} ${JSON.stringify(params ?? [])}`);
+          return database().query(text, params);
+        },
+      };
+      const s = createService({ authenticate: (request) => request.headers['x-user'] ?? null });
+      s.addResource({
+        name: 'Task',
+        storage: createSqlStorage({ client, table }),
+        rules: { allow: () => true, rows: (caller) => `Owner='${String(caller.principal)}'` },
+      });
+      const own = (user: string, where = (_: (typeof rows)[number]) => true) =>
+        String(rows.filter((r) => r.Owner === user && where(r)).length);
+      const ann = await call(s, 'GET', '/Task/_/limit=2&count=true', undefined, { accept: 'application/json', 'x-user': 'ann' });
+      expect(ann.json).toMatchObject({ DataCount: 2, TotalCount: Number(own('ann')) });
+      expect(ann.headers['x-total-count']).toBe(own('ann'));
+      const bo = await call(s, 'GET', '/Task/Size>5/limit=1&count=true', undefined, {
+        accept: 'application/json;raw=true',
+        'x-user': 'bo',
+      });
+      expect((bo.json as Array<{ Owner: string }>).map((r) => r.Owner)).toEqual(['bo']);
+      expect(bo.headers['x-total-count']).toBe(own('bo', (r) => r.Size > 5));
+      expect(own('ann')).toBe('5');
+      expect(own('bo', (r) => r.Size > 5)).toBe('7');
+      // The rule is in the database's count, not applied to rows read afterwards.
+      expect(counted).toHaveLength(2);
+      expect([/ann/.test(counted[0]!), /bo/.test(counted[1]!)]).toEqual([true, true]);
+    });
+
     test('past maxRows the page streams and the envelope still ends with the total', async () => {
       const table = freshTable();
       const rows = Array.from({ length: 30 }, (_, i) => ({ Id: i + 1, Even: i % 2 === 0 }));
