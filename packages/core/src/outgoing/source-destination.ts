@@ -6,7 +6,8 @@ import type { Entity } from '../query/conditions.js';
 import type { Result } from '../operations/results.js';
 import type { LocalRequests, OutgoingPolicy } from './local-requests.js';
 import type { Protocols } from '../content-types/protocols.js';
-import { isAbsolute, refusedResolved, outgoingFetch } from './guard.js';
+import { isAbsolute } from './guard.js';
+import { send, SendFailure } from './send.js';
 import { collectBody, headerValue, serializeEntities } from './body.js';
 
 /**
@@ -146,43 +147,30 @@ async function run(
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') fail(which, `'${request.uri}' must use http or https`);
   if (url.username || url.password) fail(which, 'the URL may not hold credentials: pass an Authorization header instead');
-  if (!deps.outgoing.allowPrivate) {
-    const reason = await refusedResolved(url).catch((e: Error) => fail(which, `cannot resolve ${url.hostname}: ${e.message}`));
-    if (reason !== null) fail(which, `${request.uri} is refused: ${reason}`);
-  }
-  const timeoutMs = deps.outgoing.timeoutMs;
-  const signal = AbortSignal.timeout(timeoutMs);
+  const policy = { allowPrivate: deps.outgoing.allowPrivate, timeoutMs: deps.outgoing.timeoutMs };
   try {
-    const response = await outgoingFetch(deps.outgoing.allowPrivate)(url, {
-      method: request.method,
-      headers: request.headers,
-      body,
-      redirect: 'manual',
-      signal,
+    return await send(url, { method: request.method, headers: request.headers, body }, policy, async (response) => {
+      const length = Number(response.headers.get('content-length') ?? 0);
+      if (length > limit) {
+        await response.body?.cancel().catch(() => undefined);
+        fail(
+          which,
+          `the answer of ${request.uri} is larger than ${limit} bytes`,
+          which === 'Source' ? 'InvalidSourceData' : 'InvalidDestination',
+        );
+      }
+      return {
+        status: response.status,
+        contentType: response.headers.get('content-type') ?? undefined,
+        passed: passedOn((n) => response.headers.get(n)),
+        body: await collectBody(response.body, limit),
+      };
     });
-    const length = Number(response.headers.get('content-length') ?? 0);
-    if (length > limit) {
-      await response.body?.cancel().catch(() => undefined);
-      fail(
-        which,
-        `the answer of ${request.uri} is larger than ${limit} bytes`,
-        which === 'Source' ? 'InvalidSourceData' : 'InvalidDestination',
-      );
-    }
-    const bytes = await collectBody(response.body, limit);
-    return {
-      status: response.status,
-      contentType: response.headers.get('content-type') ?? undefined,
-      passed: passedOn((n) => response.headers.get(n)),
-      body: bytes,
-    };
   } catch (e) {
-    if (ServiceError.is(e)) throw e;
-    const cause = (e as { cause?: { message?: string } }).cause?.message;
-    const message = signal.aborted
-      ? `no answer from ${request.uri} within ${timeoutMs} ms`
-      : `cannot reach ${request.uri}: ${(e as Error).message}${cause ? ` (${cause})` : ''}`;
-    return fail(which, message);
+    if (!(e instanceof SendFailure)) throw e;
+    if (e.kind === 'refused') return fail(which, `${request.uri} is refused: ${e.detail}`);
+    if (e.kind === 'timeout') return fail(which, `no answer from ${request.uri} within ${e.detail}`);
+    return fail(which, e.kind === 'unresolved' ? e.detail : `cannot reach ${request.uri}: ${e.detail}`);
   }
 }
 

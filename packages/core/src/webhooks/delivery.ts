@@ -3,7 +3,7 @@ import type { PlainResponse } from '../http/types.js';
 import { ServiceError } from '../errors.js';
 import { HeldOrigins, Origin } from '../outgoing/origin.js';
 import type { OutgoingPolicy } from '../outgoing/local-requests.js';
-import { outgoingFetch, refusedResolved } from '../outgoing/guard.js';
+import { send, SendFailure } from '../outgoing/send.js';
 import type { DeliveryAttempt, DeliveryLog } from './log.js';
 import type { Outbox, OutboxMessage } from './outbox.js';
 import { HeldMessages } from './lease.js';
@@ -307,42 +307,28 @@ export class DeliveryWorker {
   }
 
   private async sendRemote(webhook: Webhook, headers: Record<string, string>, body: Buffer | null): Promise<Outcome> {
-    const url = new URL(webhook.Destination);
-    if (!this.deps.outgoing.allowPrivate) {
-      let reason: string | null;
-      try {
-        reason = await refusedResolved(url);
-      } catch (e) {
-        return { status: null, success: false, error: `Cannot resolve ${url.hostname}: ${(e as Error).message}` };
-      }
-      if (reason !== null) return { status: null, success: false, error: `Refused: ${reason}`, final: true };
-    }
     const controller = new AbortController();
     this.controllers.add(controller);
-    const timer = setTimeout(() => controller.abort(new Error(`Timed out after ${this.options.timeoutMs} ms`)), this.options.timeoutMs);
-    timer.unref();
+    const policy = { allowPrivate: this.deps.outgoing.allowPrivate, timeoutMs: this.options.timeoutMs, signal: controller.signal };
     try {
-      // No redirects: a redirect could lead past the guard to a private address.
-      const response = await outgoingFetch(this.deps.outgoing.allowPrivate)(url, {
-        method: webhook.Method,
-        headers,
-        body,
-        redirect: 'manual',
-        signal: controller.signal,
-      });
-      if (response.ok) {
+      return await send(new URL(webhook.Destination), { method: webhook.Method, headers, body }, policy, async (response, signal) => {
+        if (!response.ok) return outcomeOf(response.status, await readStart(response, signal));
         await response.body?.cancel().catch(() => undefined);
         return { status: response.status, success: true, error: null };
-      }
-      return outcomeOf(response.status, await readStart(response, controller.signal));
+      });
     } catch (e) {
-      if (controller.signal.aborted && controller.signal.reason === CLOSED)
-        return { status: null, success: false, error: null, interrupted: true };
-      const reason = controller.signal.aborted ? (controller.signal.reason as Error) : (e as Error);
-      const cause = (reason as { cause?: { message?: string } }).cause?.message;
-      return { status: null, success: false, error: cause ? `${reason.message}: ${cause}` : reason.message };
+      if (!(e instanceof SendFailure)) return { status: null, success: false, error: (e as Error).message };
+      switch (e.kind) {
+        case 'aborted':
+          return { status: null, success: false, error: null, interrupted: true };
+        case 'refused':
+          return { status: null, success: false, error: `Refused: ${e.detail}`, final: true };
+        case 'timeout':
+          return { status: null, success: false, error: `Timed out after ${e.detail}` };
+        default:
+          return { status: null, success: false, error: e.detail };
+      }
     } finally {
-      clearTimeout(timer);
       this.controllers.delete(controller);
     }
   }
