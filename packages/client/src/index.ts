@@ -4,9 +4,30 @@
  * are typed by the entity type given to `resource<T>()`.
  */
 import { subscribe, type StreamEvent, type SubscribeOptions } from './subscribe.js';
+import type { Entity, WriteOptions, WriteResult } from './results.js';
+import type { None, RelationMap, ResourceMap, TypedClient } from './typed.js';
 import { buildUri, encodeCondition, encodeKey, encodeLocator, encodePart, type Operator, type Value } from './uri.js';
 
 export type { StreamEvent, SubscribeOptions } from './subscribe.js';
+export type { Entity, WriteOptions, WriteResult } from './results.js';
+export type {
+  At,
+  ChangeEventName,
+  EmbeddedOf,
+  Equalities,
+  Locator,
+  None,
+  RelationMap,
+  RelationType,
+  Renamed,
+  ResourceMap,
+  ResourcesOf,
+  Selected,
+  TypedClient,
+  TypedQuery,
+  ValueOf,
+} from './typed.js';
+export { pathSerializer } from './path-serializer.js';
 
 export {
   encodePart,
@@ -19,8 +40,6 @@ export {
   type Value,
   type Condition,
 } from './uri.js';
-
-export type Entity = Record<string, unknown>;
 
 export interface ClientOptions {
   /** The service's URL, with its base path: `http://localhost:3000` or `https://example.com/api`. */
@@ -51,21 +70,6 @@ export class ResourceryError extends Error {
     this.moreInfoAt = text('MoreInfoAt') ?? errorInfo ?? undefined;
     this.body = body;
   }
-}
-
-export interface WriteResult<T> {
-  status: number;
-  /** The written entities (POST, PUT, PATCH); empty for DELETE. */
-  data: T[];
-  inserted: number;
-  updated: number;
-  deleted: number;
-  etag?: string;
-}
-
-export interface WriteOptions {
-  /** Only write if the entity still has this ETag (412 PreconditionFailed otherwise). */
-  ifMatch?: string;
 }
 
 interface State {
@@ -161,6 +165,15 @@ export class Query<T = Entity> {
         .map(([from, to]) => `${encodeLocator(from)}${encodePart('->')}${encodePart(to)}`)
         .join(','),
     );
+  }
+
+  /**
+   * Puts the entities of these relations under their names (`embed=Customer,Orders`): a
+   * to-one relation's entity or null, a to-many relation's array (docs/client.md, "Relations").
+   */
+  embed(...relations: string[]): Query<T> {
+    if (relations.length === 0) throw new TypeError('embed() needs at least one relation');
+    return this.withMeta('embed', relations.map(encodePart).join(','));
   }
 
   distinct(on = true): Query<T> {
@@ -304,7 +317,7 @@ export class Client {
    * refusal that retrying cannot change (400, 401, 403, 404).
    */
   subscribe<D = Entity[]>(
-    selector: string | Query<unknown>,
+    selector: string | { uri(): string },
     onEvent: (event: StreamEvent<D>) => void,
     options: SubscribeOptions = {},
   ): Promise<void> {
@@ -331,7 +344,16 @@ export class Client {
   }
 }
 
-export function createClient(options: ClientOptions): Client {
+/**
+ * A client. Untyped, `createClient(options)`: give entity types per query
+ * (`resource<Person>('Person')`). Typed, `createClient<Resources, Relations>(options)` with
+ * a map of resource names to entity types (written by the app, or `ResourcesOf<paths>` from
+ * the OpenAPI document's generated types) and optionally their relations: names,
+ * properties and condition values are checked at compile time (docs/client.md).
+ */
+export function createClient(options: ClientOptions): Client;
+export function createClient<M extends ResourceMap, Rel extends RelationMap<M> = None>(options: ClientOptions): TypedClient<M, Rel>;
+export function createClient(options: ClientOptions): unknown {
   return new Client(options);
 }
 
