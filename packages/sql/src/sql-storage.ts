@@ -13,6 +13,7 @@ import { DeclaredIndexes, indexName } from './indexes.js';
 import { prepareCounters, reserveKeys } from './key-counter.js';
 import { insertRows } from './insert.js';
 import { keyColumnValue, keyIndexName, prepareKeyColumn, takenKey } from './key-column.js';
+import { keyColumnComplete, keyOrderGuard, keyTest, ordersByKey } from './key-lookup.js';
 import { distinctKeys, searchSql } from './search-distinct.js';
 import { projectedBody, Spellings } from './projection.js';
 import { after, inBatches, NO_VALUE, orderKey, STREAM_BATCH, type Row } from './stream.js';
@@ -108,6 +109,8 @@ export class SqlStorage implements Storage {
   /** The resource key (declareKey), kept unique by the table's `key` column and its unique index. */
   private key: readonly string[] | null = null;
   private keying: Promise<void> | null = null;
+  /** Whether the key column holds every stored row's key, so key lookups may go through its index (key-lookup.ts). */
+  private keyComplete = false;
   private countersReady: Promise<void> | null = null;
 
   constructor(options: SqlStorageOptions) {
@@ -131,6 +134,7 @@ export class SqlStorage implements Storage {
   declareKey(key: readonly string[]): void {
     this.key = key;
     this.keying = null;
+    this.keyComplete = false;
   }
 
   /** The table, then its key column when the resource has a key. */
@@ -140,6 +144,7 @@ export class SqlStorage implements Storage {
     this.keying ??= (async () => {
       await this.creating;
       await prepareKeyColumn(this.session, this.table, this.quoted, key, this.create);
+      this.keyComplete = await keyColumnComplete(this.session.query, this.quoted, key);
     })().catch((e) => {
       this.keying = null;
       throw e;
@@ -235,10 +240,23 @@ export class SqlStorage implements Storage {
     return (await this.session.query(`SELECT 1 FROM ${this.quoted} r WHERE ${sql} LIMIT 1`, params.values)).length > 0;
   }
 
+  /** The conditions in SQL, with a test on the key column's index when they name the key (key-lookup.ts). */
+  private conditionsSql(conditions: SelectQuery['conditions'], params: Params): ConditionsSql {
+    const sql = translateConditions(conditions, params);
+    const byKey = this.keyComplete && this.key !== null ? keyTest(conditions, this.key, params) : null;
+    if (byKey !== null) sql.direct.unshift(byKey);
+    return sql;
+  }
+
   async select(query: SelectQuery): Promise<SelectResult> {
     await this.ready();
-    const plan = await this.plan(query);
-    const rows = await this.session.query<Row>(plan.text, plan.values);
+    let plan = await this.plan(query);
+    let rows = await this.session.query<Row>(plan.text, plan.values);
+    // In key order only while every key is a number (key-lookup.ts keyOrderGuard): no row may mean it was not.
+    if (plan.keyOrdered && rows.length === 0) {
+      plan = await this.plan(query, undefined, false);
+      rows = await this.session.query<Row>(plan.text, plan.values);
+    }
     const entity = (row: Row) => {
       const e = JSON.parse(row.body) as Entity;
       this.keys.set(e, { id: row.id, version: row.version });
@@ -273,9 +291,9 @@ export class SqlStorage implements Storage {
    * (keyset on the primary key, the stream's order), at most `limit`. `batch` > 0: the
    * query may be streamed, and reads one batch (+1) first.
    */
-  private async plan(query: SelectQuery, next?: { after: Row; limit: number }) {
+  private async plan(query: SelectQuery, next?: { after: Row; limit: number }, byKey = true) {
     const params = this.params();
-    const conditions = translateConditions(query.conditions, params);
+    const conditions = this.conditionsSql(query.conditions, params);
     if (query.search !== undefined) {
       const search = searchSql(query.search, params);
       conditions.direct.push(search.sql);
@@ -286,7 +304,22 @@ export class SqlStorage implements Storage {
     const orders = query.order === null ? [] : [query.order, ...(query.thenBy ?? [])];
     const keyset = conditions.exact && params.columns.length === 0 && orders.length <= 1 ? orderKey(query.order, params) : null;
     if (next !== undefined) conditions.direct.push(after(keyset, next.after, params));
-    const order = conditions.exact && orders.length > 0 ? translateOrders(orders, params) : null;
+    // A page in key order (no declared typed index on it): the key column's index gives it, guarded.
+    const keyOrdered =
+      byKey &&
+      next === undefined &&
+      conditions.exact &&
+      params.columns.length === 0 &&
+      this.keyComplete &&
+      ordersByKey(query, this.key) &&
+      params.indexedProperty(query.order!.locator)?.type === undefined &&
+      query.distinct === undefined &&
+      query.offset >= 0 &&
+      query.limit >= 0 &&
+      query.limit <= this.maxRows;
+    if (keyOrdered) conditions.direct.push(keyOrderGuard(this.quoted));
+    const keyOrder = `r.key${query.order?.descending ? ' DESC' : ''}`;
+    const order = keyOrdered ? keyOrder : conditions.exact && orders.length > 0 ? translateOrders(orders, params) : null;
     // A page is cut from the exact matches in the exact order, or not at all.
     const paging = conditions.exact && (query.order === null || order !== null) && query.offset >= 0;
     // distinct: the first row of each group, when the groups can be formed on the table itself.
@@ -303,17 +336,17 @@ export class SqlStorage implements Storage {
     const streams = groups === null && (order === null || Boolean(keyset));
     const batch = capped && query.stream === true && paging && streams ? Math.min(this.maxRows, STREAM_BATCH) : 0;
     const k = (batch > 0 || next !== undefined) && keyset ? `, ${keyset.text} AS k` : '';
-    let text = `SELECT ${alias}.id::text AS id, ${alias}.version::text AS version, ${body} AS body${k} FROM ${rowsOf} ORDER BY ${order === null ? '' : `${order}, `}${alias}.id`;
+    let text = `SELECT ${alias}.id::text AS id, ${alias}.version::text AS version, ${body} AS body${k} FROM ${rowsOf} ORDER BY ${keyOrdered ? keyOrder : `${order === null ? '' : `${order}, `}${alias}.id`}`;
     const limit = next !== undefined ? next.limit : batch > 0 ? batch + 1 : capped ? this.maxRows + 1 : query.limit;
     text += ` LIMIT (${params.add(String(limit))})::bigint`;
     if (next === undefined && paging && query.offset > 0) text += ` OFFSET (${params.add(String(query.offset))})::bigint`;
-    return { text, values: params.values, exact: conditions.exact, paging, capped, batch, cut };
+    return { text, values: params.values, exact: conditions.exact, paging, capped, batch, cut, keyOrdered };
   }
 
   async count(query: Pick<SelectQuery, 'conditions' | 'predicate'>): Promise<number> {
     await this.ready();
     const params = this.params();
-    const conditions = translateConditions(query.conditions, params);
+    const conditions = this.conditionsSql(query.conditions, params);
     if (conditions.exact) {
       const rows = await this.session.query<{ n: string }>(
         `SELECT count(*)::text AS n FROM ${scan(this.quoted, params, conditions).from}`,

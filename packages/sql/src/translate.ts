@@ -213,7 +213,7 @@ function indexedTest(p: IndexedProperty, op: Operator, literal: Literal, params:
 }
 
 /** The JSON texts of every value `= literal` holds for (compileTest), or null when not a few. */
-function equalValues(literal: Literal): string[] | null {
+export function equalValues(literal: Literal): string[] | null {
   if (literal.kind === 'string') return [JSON.stringify(literal.value)];
   if (literal.kind === 'null' || literal.date !== undefined) return null;
   const values = literal.number === undefined || literal.asText ? [JSON.stringify(literal.text)] : [];
@@ -337,7 +337,7 @@ interface Test {
 }
 
 /** Whether the literal's text can be a parameter. */
-function sendable(literal: Literal): boolean {
+export function sendable(literal: Literal): boolean {
   return literal.kind === 'null' || storable(literal.kind === 'string' ? literal.value : literal.text);
 }
 

@@ -6,6 +6,7 @@ import { adminSuite } from './admin-suite';
 import { dateSuite } from './date-suite';
 import { searchSuite } from './search-suite';
 import { indexSuite } from './index-suite';
+import { keyPathsSuite } from './key-paths-suite';
 import { orSuite } from './or-suite';
 import { countSuite } from './count-suite';
 import { projectionSuite } from './projection-suite';
@@ -552,6 +553,7 @@ export function sqlSuite(open: () => Promise<Backend>): void {
   });
 
   indexSuite(() => db, freshTable);
+  keyPathsSuite(() => db, freshTable);
   orSuite(() => db, freshTable);
   countSuite(() => db, freshTable);
   dateSuite(() => db, freshTable);
