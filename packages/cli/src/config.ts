@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { ApiKeyConfig, CorsOptions, ViewDefinition } from '@resourcery/core';
+import type { ApiKeyConfig, CorsOptions, IndexDefinition, ViewDefinition } from '@resourcery/core';
 
 /** What a config file may say about one resource. */
 export interface ResourceConfig {
@@ -14,6 +14,8 @@ export interface ResourceConfig {
   views?: ViewDefinition[];
   /** Only GET, HEAD and REPORT. */
   readOnly?: boolean;
+  /** Indexes for the properties users filter and sort on (a database builds them; docs/cli.md#the-config-file). */
+  indexes?: IndexDefinition[];
 }
 
 /** `resourcery.config.json` or `resourcery.config.mjs` (default export): what flags cannot say. */
@@ -130,7 +132,8 @@ function resourceProblems(at: string, r: unknown, problems: string[], unknown: U
     problems.push(`${at}: must be an object`);
     return;
   }
-  unknown(`${at}.`, r, ['description', 'key', 'schema', 'views', 'readOnly']);
+  unknown(`${at}.`, r, ['description', 'key', 'schema', 'views', 'readOnly', 'indexes']);
+  if (r.indexes !== undefined) indexProblems(`${at}.indexes`, r.indexes, problems, unknown);
   if (r.description !== undefined && typeof r.description !== 'string') problems.push(`${at}.description: must be a string`);
   const key = r.key;
   const names = typeof key === 'string' ? [key] : Array.isArray(key) ? key : null;
@@ -151,6 +154,24 @@ function resourceProblems(at: string, r: unknown, problems: string[], unknown: U
       });
     }
   }
+}
+
+const isName = (v: unknown) => typeof v === 'string' && v !== '' && !v.includes('.');
+
+/** `indexes`: property names, lists of them, or { "properties", "unique", "ignoreCase" } (docs/storage.md#indexes). */
+function indexProblems(at: string, indexes: unknown, problems: string[], unknown: Unknown): void {
+  const shape =
+    'a top-level property name ("city"), a list of them (["age", "score"]) or { "properties": ..., "unique": true, "ignoreCase": true }';
+  if (!Array.isArray(indexes)) return void problems.push(`${at}: must be an array, each index ${shape}`);
+  indexes.forEach((index, i) => {
+    const names = (v: unknown) => isName(v) || (Array.isArray(v) && v.length > 0 && v.every(isName));
+    if (isObject(index)) {
+      unknown(`${at}[${i}].`, index, ['properties', 'unique', 'ignoreCase']);
+      if (!names(index.properties)) problems.push(`${at}[${i}].properties: must be ${shape.split(' or {')[0]}`);
+      for (const k of ['unique', 'ignoreCase'])
+        if (index[k] !== undefined && typeof index[k] !== 'boolean') problems.push(`${at}[${i}].${k}: must be true or false`);
+    } else if (!names(index)) problems.push(`${at}[${i}]: must be ${shape}`);
+  });
 }
 
 function apiKeyProblems(at: string, k: unknown, problems: string[], unknown: Unknown): void {

@@ -109,6 +109,7 @@ function addResources(
       description: settings.description ?? (singular ? `${name} (one entity)` : undefined),
       schema: settings.schema,
       views: settings.views,
+      indexes: settings.indexes,
       key: settings.key ?? (singular ? undefined : inferKey(name)),
     };
     if (readOnly || settings.readOnly) definition.methods = READ;

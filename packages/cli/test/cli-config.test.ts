@@ -192,4 +192,17 @@ describe('validateConfig', () => {
     expect(validateConfig(CONFIG)).toEqual([]);
     expect(validateConfig([])).toEqual([expect.stringMatching(/must be an object/)]);
   });
+
+  test('indexes: names, lists of names and the full form; anything else is named', () => {
+    const indexes = (value: unknown) => validateConfig({ resources: { posts: { indexes: value } } });
+    expect(indexes(['views', ['author', 'views'], { properties: 'title', unique: true, ignoreCase: true }])).toEqual([]);
+    expect(indexes('views')).toEqual([expect.stringMatching(/^resources\.posts\.indexes: must be an array/)]);
+    expect(indexes(['a.b', [], { properties: 'x', unique: 'yes', sparse: true }, { unique: true }])).toEqual([
+      expect.stringMatching(/^resources\.posts\.indexes\[0\]: must be a top-level property name/),
+      expect.stringMatching(/^resources\.posts\.indexes\[1\]: must be/),
+      'resources.posts.indexes[2].sparse: unknown setting (known: properties, unique, ignoreCase)',
+      'resources.posts.indexes[2].unique: must be true or false',
+      expect.stringMatching(/^resources\.posts\.indexes\[3\]\.properties: must be a top-level property name/),
+    ]);
+  });
 });
