@@ -111,6 +111,20 @@ ${serveAndGet}
   run(process.execPath, ['esm.mjs']);
 });
 
+check('Excel written where exceljs is installed (the CLI depends on it)', () => {
+  writeFileSync(
+    join(app, 'excel.mjs'),
+    `import { createService } from '@resourcery/core';
+const service = createService();
+${service}
+const res = await service.fetch(new Request('http://x/Person', { headers: { accept: 'excel' } }));
+const bytes = new Uint8Array(await res.arrayBuffer());
+if (res.status !== 200 || bytes[0] !== 0x50 || bytes[1] !== 0x4b) throw new Error('Excel answered ' + res.status);
+`,
+  );
+  run(process.execPath, ['excel.mjs']);
+});
+
 check('CommonJS app (require) serving over node:http', () => {
   writeFileSync(
     join(app, 'cjs.cjs'),
@@ -199,6 +213,62 @@ test('a resource answers without HTTP', async () => {
   const r = spawnSync(process.execPath, ['--test', 'person.test.mjs'], { cwd: app, encoding: 'utf8' });
   if (r.status !== 0 || !/# pass 1/.test(r.stdout))
     throw Object.assign(new Error('node --test failed'), { stdout: r.stdout, stderr: r.stderr });
+});
+
+// An app that uses the core alone, as a fetch-runtime app (Hono, Next.js, Bun, Deno) would:
+// no exceljs (an optional peer, docs/install.md#excel-output) and no @types/node of its own.
+const lean = join(work, 'lean');
+mkdirSync(lean);
+writeFileSync(join(lean, 'package.json'), JSON.stringify({ name: 'lean-app', private: true, version: '1.0.0', type: 'module' }, null, 2));
+check('npm install of @resourcery/core alone (+ typescript): no exceljs, no @types/node in node_modules', () => {
+  const core = readdirSync(tarballs).find((f) => f.startsWith('resourcery-core-'));
+  run('npm', ['install', '--engine-strict', '--no-package-lock', join(tarballs, core), 'typescript@5.9.3'], lean);
+  const present = readdirSync(join(lean, 'node_modules'));
+  if (present.includes('exceljs')) throw new Error('exceljs was installed with @resourcery/core');
+  if (present.includes('@types'))
+    throw new Error(`node_modules/@types holds ${readdirSync(join(lean, 'node_modules', '@types')).join(', ')}`);
+});
+check('core alone: JSON answers through service.fetch, Excel is 406 naming exceljs', () => {
+  writeFileSync(
+    join(lean, 'lean.mjs'),
+    `import { createService } from '@resourcery/core';
+const service = createService();
+${service}
+const json = await service.fetch(new Request('http://x/Person/Age>40/select=Name', { headers: { accept: 'application/json;raw=true' } }));
+if ((await json.text()) !== '[{"Name":"Alan"}]') throw new Error('unexpected JSON answer');
+const excel = await service.fetch(new Request('http://x/Person', { headers: { accept: 'excel' } }));
+const body = await excel.json();
+if (excel.status !== 406 || !/npm install exceljs/.test(body.Message)) throw new Error('Excel without exceljs answered ' + excel.status + ' ' + JSON.stringify(body));
+`,
+  );
+  run(process.execPath, ['lean.mjs'], lean);
+});
+check('core alone: strict tsc --noEmit, skipLibCheck false, lib es2022 + dom, no @types/node', () => {
+  writeFileSync(
+    join(lean, 'app.ts'),
+    `import { createService, type PlainResponse } from '@resourcery/core';
+const service = createService();
+service.addResource({ name: 'Person' });
+export const handler = (request: Request): Promise<Response> => service.fetch(request, { basePath: '/api', context: { user: 'ann' } });
+export const answer: Promise<PlainResponse> = service.handle({ method: 'GET', uri: '/Person' });
+`,
+  );
+  writeFileSync(
+    join(lean, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        strict: true,
+        noEmit: true,
+        module: 'nodenext',
+        moduleResolution: 'nodenext',
+        target: 'es2022',
+        lib: ['es2022', 'dom', 'dom.iterable'],
+        skipLibCheck: false,
+      },
+      files: ['app.ts'],
+    }),
+  );
+  run(process.execPath, [join(lean, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], lean);
 });
 
 if (!process.argv.includes('--keep')) rmSync(work, { recursive: true, force: true });

@@ -33,6 +33,12 @@ export interface ContentType {
    * answered in this type may then stream past what the storage holds in memory.
    */
   streams?: boolean;
+  /**
+   * Gets ready to write (e.g. loads a module on first use) before a request answered in
+   * this type runs: undefined when ready, else a promise that settles when it is, or
+   * rejects with a ServiceError (a 406 naming a missing package) when it cannot be.
+   */
+  prepare?(): Promise<void> | undefined;
 }
 
 /** A protocol provider: a named set of content types (docs/content-types.md Protocol). */

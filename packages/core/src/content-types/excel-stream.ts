@@ -1,25 +1,52 @@
 /** exceljs's streaming workbook writer, turned into a body that honours back-pressure. */
 import { PassThrough } from 'node:stream';
 
+import { ServiceError } from '../errors.js';
+
 type ExcelJs = typeof import('exceljs');
 type Worksheet = import('exceljs').Worksheet;
 
 let loading: Promise<ExcelJs> | undefined;
+let loaded: ExcelJs | undefined;
 
 /**
  * exceljs takes about 250 ms and 30 MB to load, so it is loaded on the first spreadsheet,
- * not with the service. It is CommonJS: `default` is its module.exports under every
- * loader (Node ESM, the CJS build, jest); the fallback covers loaders that unwrap it.
+ * not with the service. It is an optional peer dependency (docs/install.md#excel-output): an app
+ * that never writes Excel need not install it, and asking for Excel there is a 406 that
+ * names the package. It is CommonJS: `default` is its module.exports under every loader
+ * (Node ESM, the CJS build, jest); the fallback covers loaders that unwrap it.
  */
 function loadExcelJs(): Promise<ExcelJs> {
   loading ??= import('exceljs').then(
-    (m) => (m as unknown as { default?: ExcelJs }).default ?? m,
+    (m) => (loaded = (m as unknown as { default?: ExcelJs }).default ?? m),
     (error: unknown) => {
       loading = undefined;
-      throw error;
+      throw isMissing(error) ? missingExcelJs() : error;
     },
   );
   return loading;
+}
+
+/** The package exceljs itself cannot be found (not one of its own files or dependencies). */
+function isMissing(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && /['"]exceljs['"]/.test(String(message));
+}
+
+function missingExcelJs(): ServiceError {
+  return new ServiceError(
+    'NotAcceptable',
+    'Spreadsheet (Excel) output needs the package exceljs, which this server does not have installed (npm install exceljs@4). Ask for JSON or JSON Lines instead.',
+  );
+}
+
+/**
+ * Loads exceljs before a request that answers in Excel runs (so a write is not made that
+ * cannot be answered): undefined once it is loaded, else a promise that rejects with the
+ * 406 above when the package is absent.
+ */
+export function prepareExcel(): Promise<void> | undefined {
+  return loaded === undefined ? loadExcelJs().then(() => undefined) : undefined;
 }
 
 export interface SheetSource {

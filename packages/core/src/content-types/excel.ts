@@ -3,7 +3,7 @@ import { ServiceError } from '../errors.js';
 import type { Entity } from '../query/conditions.js';
 import type { Result } from '../operations/results.js';
 import type { ContentType } from './content-type.js';
-import { streamWorkbook, type SheetSource } from './excel-stream.js';
+import { prepareExcel, streamWorkbook, type SheetSource } from './excel-stream.js';
 import { inRanges, readTypes, TYPES_SHEET, TypesRecorder, type ColumnTypes, type SheetTypes } from './excel-types.js';
 import { propertyNames, resultSummary } from './tables.js';
 import { openWorkbook, WorkbookError, type Cell, type SheetRow } from './workbook-reader.js';
@@ -13,8 +13,9 @@ import { escapeCellText } from './xml-text.js';
 const MAX_UNZIPPED_WORKBOOK = 64 * 1024 * 1024;
 
 /**
- * Spreadsheet (Excel format), written and read with exceljs. Entities are rows under a
- * header row holding the union of their property names, in first-seen order.
+ * Spreadsheet (Excel format), written with exceljs (an optional peer dependency, loaded
+ * on first use: docs/install.md#excel-output) and read by workbook-reader.ts. Entities are rows
+ * under a header row holding the union of their property names, in first-seen order.
  */
 export const excel: ContentType = {
   name: 'Spreadsheet (Excel format)',
@@ -23,6 +24,7 @@ export const excel: ContentType = {
   extension: 'xlsx',
   read: readWorkbook,
   write: (result) => streamWorkbook(sheetsOf(result)),
+  prepare: prepareExcel,
 };
 
 /**

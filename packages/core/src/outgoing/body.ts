@@ -36,6 +36,7 @@ export async function serializeEntities(
   contentTypeHeader: string | undefined,
 ): Promise<{ body: Buffer; contentType: string }> {
   const { contentType, params } = protocols.forAccept(contentTypeHeader);
+  await contentType.prepare?.();
   const body = contentType.write!({ kind: 'entities', entities }, { params: { ...params, raw: 'true' }, elapsedMs: () => 0 });
   // A media type is sent as the webhook names it; a short binding (`excel`, `jl`) is no media type, so its type's own is sent.
   const named = contentTypeHeader !== undefined && isMediaType(parseMediaTypeAt(contentTypeHeader).type);

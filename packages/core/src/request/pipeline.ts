@@ -104,7 +104,22 @@ function run(host: PipelineHost, ctx: RequestContext, parsed: ParsedUri): Eventu
   const rows = resource.rows(caller, ruleMethod(ctx.method));
   const query = resource.query(parsed, rows);
   const output = host.protocols.forAccept(ctx.header('accept'));
-  const result = operation(new Operating(host, ctx, resource, query, caller, rows, output));
+  const operating = new Operating(host, ctx, resource, query, caller, rows, output);
+  // A type that loads its writer on first use (Excel) is ready, or the request is refused, before anything is written.
+  const preparing = output.contentType.prepare?.();
+  if (preparing !== undefined) return preparing.then(() => operate(host, ctx, resource, output, operation, operating));
+  return operate(host, ctx, resource, output, operation, operating);
+}
+
+function operate(
+  host: PipelineHost,
+  ctx: RequestContext,
+  resource: Resource,
+  output: Negotiated,
+  operation: (operating: Operating) => Eventually<Result>,
+  operating: Operating,
+): Eventually<PlainResponse> {
+  const result = operation(operating);
   return isPromise(result) ? finishLater(host, ctx, resource, output, result) : finish(host, ctx, resource, output, result);
 }
 
