@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { startPostgres, type PostgresServer } from '../../sql/test/postgres';
@@ -8,8 +10,9 @@ import { CLI, killAll, request, requireBuiltCli, run, start, stop, type Running 
 /**
  * PostgreSQL stopped and started again under concurrent writes from two `serve postgres://`
  * instances (issue 25): no instance dies, every answer is 2xx or 503, both recover without
- * a restart, and every acknowledged write is stored. Kept short for CI (`pnpm fault:pg` is
- * the long version).
+ * a restart, every acknowledged write is stored, and a webhook matching every insert
+ * receives every stored row (the transactional outbox). Kept short for CI (`pnpm fault:pg`
+ * is the long version).
  */
 
 let postgres: PostgresServer;
@@ -43,6 +46,29 @@ async function freshDatabase(): Promise<string> {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A webhook receiver on 127.0.0.1:0: the ids of the entities it was sent (each delivery's JSON entities). */
+async function receiver(): Promise<{ url: string; ids: Set<number>; deliveries: () => number; close(): Promise<void> }> {
+  const ids = new Set<number>();
+  let deliveries = 0;
+  const server: Server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => (body += d));
+    req.on('end', () => {
+      deliveries++;
+      const parsed = JSON.parse(body) as unknown;
+      for (const e of Array.isArray(parsed) ? parsed : [parsed]) ids.add((e as { id: number }).id);
+      res.end('thanks');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
+    ids,
+    deliveries: () => deliveries,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
 interface Tally {
   statuses: Map<number, number>;
   acknowledged: number[];
@@ -65,9 +91,13 @@ async function writer(server: Running, done: () => boolean, tally: Tally, name: 
   }
 }
 
-test('two instances under writes while PostgreSQL stops and starts: no crash, only 201/503, recovery, 0 acknowledged writes lost', async () => {
+test('two instances under writes while PostgreSQL stops and starts: no crash, only 201/503, recovery, 0 acknowledged writes lost, 0 events lost', async () => {
   const database = await freshDatabase();
-  const servers = await Promise.all([start(['serve', database, '-p', '0', '-q']), start(['serve', database, '-p', '0', '-q'])]);
+  const hooks = await receiver();
+  const flags = ['serve', database, '-p', '0', '-q', '--allow-private-destinations'];
+  const servers = await Promise.all([start(flags), start(flags)]);
+  const saved = await request(servers[0], 'POST', '/Service.Admin.Webhook', { Destination: hooks.url, EventSelector: '/items.Inserted' });
+  expect(saved.status).toBe(201);
   const tally: Tally = { statuses: new Map(), acknowledged: [], failures: [] };
   let stopped = false;
   const writers = servers.flatMap((s, i) => [0, 1, 2].map((w) => writer(s, () => stopped, tally, `${i}.${w}`)));
@@ -93,8 +123,14 @@ test('two instances under writes while PostgreSQL stops and starts: no crash, on
   const ids = new Set(stored.map((e) => e.id));
   expect(tally.acknowledged.filter((id) => !ids.has(id))).toEqual([]);
   expect(new Set(tally.acknowledged).size).toBe(tally.acknowledged.length);
+  // Every committed row's event reaches the webhook, whichever instance wrote it (the outbox is in the database).
+  const missing = () => stored.filter((e) => !hooks.ids.has(e.id)).map((e) => e.id);
+  for (let waited = 0; missing().length > 0 && waited < 90_000; waited += 250) await sleep(250);
+  expect(missing()).toEqual([]);
+  expect(hooks.deliveries()).toBeGreaterThan(0);
   for (const s of servers) expect((await stop(s)).code).toBe(0);
-}, 60000);
+  await hooks.close();
+}, 180_000);
 
 test('serve postgres:// started while the server is down waits for it, saying so, then serves', async () => {
   const database = await freshDatabase();
