@@ -156,6 +156,50 @@ export function indexSuite(database: () => SqlClient, freshTable: () => string):
     });
   });
 
+  describe('several order keys through a declared composite index (EXPLAIN)', () => {
+    test('ORDER BY a, b (and a, b DESC) reads the (a, b) index in order: no sort of every row', async () => {
+      const table = freshTable();
+      const { client, plan } = explaining(database());
+      const storage = createSqlStorage({ client, table });
+      const sql = service(storage, {
+        indexes: ['Id', ['Age', 'Score']],
+        schema: { type: 'object', properties: { Id: { type: 'integer' }, Age: { type: 'integer' }, Score: { type: 'integer' } } },
+      });
+      await storage.ready();
+      await database().query(
+        `INSERT INTO ${table} (body) SELECT json_build_object('Id', i, 'Age', i % 40, 'Score', (i * 7919) % 10000)::text FROM generate_series(1, 20000) i`,
+      );
+      await database().query(`ANALYZE ${table}`);
+      const rows = Array.from({ length: 20000 }, (_, k) => ({ Id: k + 1, Age: (k + 1) % 40, Score: ((k + 1) * 7919) % 10000 }));
+      type Row = (typeof rows)[number];
+      // The index gives both keys in order (forwards or backwards); with mixed directions it
+      // gives Age in order and only each Age group's rows are sorted by Score, as the page needs them.
+      for (const [uri, compare, presorted] of [
+        [
+          '/Person/_/order_asc=Age,Score&limit=10',
+          (a: Row, b: Row) => a.Age - b.Age || a.Score - b.Score,
+          /Presorted Key: .*'Age'.*'Score'/,
+        ],
+        [
+          '/Person/_/order_desc=Age,Score&limit=10',
+          (a: Row, b: Row) => b.Age - a.Age || b.Score - a.Score,
+          /Presorted Key: .*'Age'.*'Score'/,
+        ],
+        [
+          '/Person/_/order_asc=Age&order_desc=Score&limit=10',
+          (a: Row, b: Row) => a.Age - b.Age || b.Score - a.Score,
+          /Presorted Key: .*'Age'/,
+        ],
+      ] as const) {
+        expect({ uri, rows: (await call(sql, 'GET', uri)).json }).toEqual({ uri, rows: [...rows].sort(compare).slice(0, 10) });
+        const text = await plan();
+        expect({ uri, text }).toEqual({ uri, text: expect.stringMatching(/Index Scan (Backward )?using rx_/) });
+        expect({ uri, text }).toEqual({ uri, text: expect.stringMatching(presorted) });
+        expect({ uri, text }).toEqual({ uri, text: expect.not.stringMatching(/Seq Scan|-> {2}Sort /) });
+      }
+    });
+  });
+
   describe('search and distinct in SQL', () => {
     const TEXTS: Entity[] = [
       ...CLEAN,

