@@ -132,10 +132,12 @@ export class Resource {
   private readonly compiled = new WeakMap<ParsedUri, CompiledQuery>();
   /** A binary resource's reader and content type (docs/binary-resources.md). */
   readonly binary?: BinaryResourceDefinition;
+  /** Generated scans for this resource's queries (the service's `compiledQueries`, docs/performance.md). */
+  private readonly generate: boolean;
 
   constructor(
     definition: AnyResourceDefinition,
-    options: { kind?: ResourceKind; events: boolean; ajv: Ajv; binary?: BinaryResourceDefinition },
+    options: { kind?: ResourceKind; events: boolean; ajv: Ajv; binary?: BinaryResourceDefinition; compiledQueries?: boolean },
   ) {
     if (!/^[\p{L}_][\p{L}\p{N}_.]*$/u.test(definition.name) || definition.name.endsWith('.')) {
       throw new Error(`Invalid resource name '${definition.name}': use letters, digits, '_' and '.'`);
@@ -146,6 +148,7 @@ export class Resource {
     this.description = definition.description ?? '';
     this.kind = options.binary ? 'BinaryResource' : (options.kind ?? 'EntityResource');
     this.binary = options.binary;
+    this.generate = options.compiledQueries !== false;
     this.methods =
       this.kind === 'EventResource'
         ? []
@@ -191,7 +194,7 @@ export class Resource {
   query(parsed: ParsedUri, rule: RowRule | null = null): CompiledQuery {
     if (rule !== null && rule.conditions.length > 0) {
       const q = this.query(parsed);
-      return compileQuery([...rule.conditions, ...q.conditions], q.meta);
+      return compileQuery([...rule.conditions, ...q.conditions], q.meta, this.generate);
     }
     let q = this.compiled.get(parsed);
     if (q === undefined) {
@@ -200,7 +203,7 @@ export class Resource {
       const conditions = typeConditions(view ? [...view.conditions, ...addressed] : addressed, this.schema);
       const meta = toMetaConditions(view ? joinMeta(view.meta, parsed.meta) : parsed.meta);
       checkMetaLocators(meta, this.schema);
-      q = compileQuery(conditions, meta);
+      q = compileQuery(conditions, meta, this.generate);
       this.compiled.set(parsed, q);
     }
     return q;

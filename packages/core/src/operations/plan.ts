@@ -80,6 +80,7 @@ export function planRead(resource: Resource, q: CompiledQuery, settings: ReadSet
   // Nothing after the storage needs them all: it applies conditions and page, and the service projects each.
   const streams = settings.stream && push && (q.search === null || searching);
   if (streams) request.stream = true;
+  if (q.generate === false) request.generate = false;
   return { query: q, filter, budget: settings.budget, searching, push, streams, request };
 }
 

@@ -8,7 +8,7 @@ import { DEFAULT_SEARCH_BUDGET } from '../query/scan.js';
 import type { Resource } from '../model/resources.js';
 import type { Result } from './results.js';
 import type { RowRule } from '../model/rules.js';
-import { SELECT_ALL } from '../storage/storage.js';
+import { SELECT_ALL, type SelectQuery } from '../storage/storage.js';
 import { entityVersion } from '../storage/version.js';
 import { withOutputNames } from './output-names.js';
 import {
@@ -80,7 +80,9 @@ export async function selectTargets(
     const storedOf = new Map(stored.map((e) => [toOutput(e), e]));
     return (await evaluateScanning(visible([...storedOf.keys()], rows?.filter ?? null), target, {}, budget)).map((e) => storedOf.get(e)!);
   }
-  const result = await resource.storage.select({ conditions: q.conditions, predicate: q.predicate, order: null, offset: 0, limit: -1 });
+  const request: SelectQuery = { conditions: q.conditions, predicate: q.predicate, order: null, offset: 0, limit: -1 };
+  if (q.generate === false) request.generate = false;
+  const result = await resource.storage.select(request);
   return evaluateScanning(
     visible(await collect(result.entities), rows?.filter ?? null),
     target,

@@ -23,9 +23,11 @@ export interface CompiledQuery {
   project: Projection | null;
   /** The order keys read from the stored entity (one per key), when order does not depend on projection. */
   sourceOrder: readonly Locator[] | null;
+  /** False: never a generated scan for this query (the service's `compiledQueries: false`). */
+  generate?: boolean;
 }
 
-export function compileQuery(conditions: readonly ConditionItem[], meta: MetaConditions): CompiledQuery {
+export function compileQuery(conditions: readonly ConditionItem[], meta: MetaConditions, generate = true): CompiledQuery {
   const predicate = compileConditions(conditions);
   const searches = [meta.search && compileSearch(meta.search), meta.searchRegex && compileSearchRegex(meta.searchRegex)].filter(
     Boolean,
@@ -36,7 +38,9 @@ export function compileQuery(conditions: readonly ConditionItem[], meta: MetaCon
   // sourceOf also refuses an order on a renamed-away name, so it runs even when distinct discards its answer.
   const sources = meta.order ? meta.order.map((k) => projection.sourceOf(k.locator)) : null;
   const sourceOrder = meta.distinct || sources === null || sources.includes(null) ? null : (sources as Locator[]);
-  return { conditions, meta, predicate, search, project: projection.project, sourceOrder };
+  const q: CompiledQuery = { conditions, meta, predicate, search, project: projection.project, sourceOrder };
+  if (!generate) q.generate = false;
+  return q;
 }
 
 /** Whether storage may apply order, offset and limit itself (nothing in between changes the set). */
@@ -66,7 +70,8 @@ export function evaluate(entities: Iterable<Entity>, q: CompiledQuery, options: 
   // A predicate without conditions was written by hand (a storage's own): it stays a closure.
   const list = Array.isArray(entities) && (predicate === null || q.conditions.length > 0) ? (entities as Entity[]) : null;
   const conditions = predicate === null ? NO_CONDITIONS : q.conditions;
-  const generated = list !== null && (predicate !== null || search !== null);
+  const generates = list !== null && q.generate !== false;
+  const generated = generates && (predicate !== null || search !== null);
 
   // Paging alone over an array is a slice: nothing to test, nothing to sort.
   if (order === null && !meta.distinct && predicate === null && search === null && list !== null) {
@@ -103,7 +108,7 @@ export function evaluate(entities: Iterable<Entity>, q: CompiledQuery, options: 
   if (order !== null && sourceOrder !== null && sourceOrder.length === 1 && k >= 0 && k <= TOP_K_MAX) {
     const source = sourceOrder[0];
     const descending = order[0].descending;
-    const scan = list !== null ? scanFor(conditions, search, source, descending) : null;
+    const scan = generates ? scanFor(conditions, search, source, descending) : null;
     if (scan !== null) {
       const top = scan(list!, k, 0);
       const page = offset === 0 ? top : top.slice(offset);

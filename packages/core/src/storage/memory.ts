@@ -80,6 +80,7 @@ export class MemoryStorage implements Storage {
           ? NO_META
           : { ...NO_META, limit: query.limit, offset: query.offset, order },
     };
+    if (query.generate === false) compiled.generate = false;
     return { entities: evaluate(this.entities, compiled), conditionsApplied: true, pagingApplied: true };
   }
 

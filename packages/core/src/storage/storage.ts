@@ -56,6 +56,11 @@ export interface SelectQuery {
    * result too large to hold; an error while it is read cuts the response short.
    */
   stream?: boolean;
+  /**
+   * False when the service was made with `compiledQueries: false`: a storage that scans
+   * with the project's generated code (MemoryStorage) runs the closure plan instead.
+   */
+  generate?: boolean;
 }
 
 export interface SelectResult {
