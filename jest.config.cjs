@@ -6,6 +6,8 @@ module.exports = {
   moduleNameMapper: {
     '^(\\.{1,2}/.*)\\.js$': '$1',
     '^@resourcery/core/storage$': '<rootDir>/packages/core/src/storage/index.ts',
+    '^@resourcery/core/internal$': '<rootDir>/packages/core/src/internal/index.ts',
+    '^@resourcery/node/internal$': '<rootDir>/packages/node/src/internal.ts',
     '^@resourcery/(core|node|express|koa|fastify|cli|sql|client)$': '<rootDir>/packages/$1/src/index.ts',
   },
   transform: {

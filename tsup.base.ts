@@ -5,7 +5,8 @@ export function packageConfig(options: Options = {}) {
   return defineConfig({
     entry: ['src/index.ts'],
     format: ['esm', 'cjs'],
-    dts: true,
+    // `@internal` members (the service's parts) stay out of the published types.
+    dts: { compilerOptions: { stripInternal: true } },
     clean: true,
     target: 'node20',
     sourcemap: false,

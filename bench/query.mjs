@@ -2,7 +2,8 @@
 // pipeline runs it, against hand-written filter/sort/slice/map in the same process.
 // Also: the time to parse a URI on a cache miss and on a hit.
 //   node bench/query.mjs [--quick] [--json]
-import { clearParseCache, compileQuery, evaluate, parseUri, toMetaConditions } from '@resourcery/core/storage';
+import { compileQuery, evaluate, parseUri, toMetaConditions } from '@resourcery/core/storage';
+import { clearParseCache } from '@resourcery/core/internal';
 import { people } from './lib/data.mjs';
 import { alternate, flags, fmt, median, table, timeLoop } from './lib/stats.mjs';
 

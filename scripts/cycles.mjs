@@ -87,6 +87,7 @@ const LAYERS = [
   'request',
   'service.ts',
   'index.ts',
+  'internal',
 ];
 
 function layerOf(root, file) {

@@ -155,7 +155,12 @@ const listener = createNodeListener(service);
 const mw = createExpressMiddleware(service);
 const kmw = createKoaMiddleware(service);
 const e: ServiceError = new ServiceError('NotAcceptable', 'x');
-export { answer, server, listener, mw, kmw, e };
+const unsubscribe: () => void = service.subscribe(() => undefined);
+const idle: Promise<void> = service.idle();
+// The service's parts are not public API: the published types leave them out (@internal).
+// @ts-expect-error -- not in the published types
+const parts = [service.resources, service.webhooks, service.events, service.macros, service.errors];
+export { answer, server, listener, mw, kmw, e, unsubscribe, idle, parts };
 `;
 writeFileSync(join(app, 'typed.ts'), typed);
 // Fastify's own types (pino's) need esModuleInterop once skipLibCheck is false: checked there only.

@@ -1,4 +1,3 @@
-import { setCodeGeneration } from './query/compiled-scan.js';
 import { Ajv } from 'ajv';
 import { apiKeys, ApiKeys, type ApiKeyConfig } from './model/api-keys.js';
 import { ruleMethod, runAuthenticate, type Authenticate, type Caller, type FetchOptions, type HandleOptions } from './model/caller.js';
@@ -8,7 +7,7 @@ import { ERROR_RESOURCE, ErrorRecords, type ErrorRecord, type ErrorRecordBounds 
 import { Redaction, type RedactionOptions } from './model/redaction.js';
 import { adminRules, checkAdminOptions, defaultPrincipalName, type AdminOptions } from './admin/access.js';
 import { ServiceError } from './errors.js';
-import { Events, type EventDefinition, type EventPayload } from './webhooks/events.js';
+import { Events, type EventDefinition, type EventListener, type EventPayload } from './webhooks/events.js';
 import { isPromise, type Eventually } from './util/eventually.js';
 import { RequestContext } from './request/context.js';
 import { Cors, type CorsOptions } from './http/cors.js';
@@ -94,8 +93,8 @@ export interface ServiceOptions {
   searchBudget?: number;
   /**
    * Generate each query's scan as code (`new Function`, default true where the runtime
-   * allows it). `false` turns it off for the whole process (for a CSP that forbids
-   * `unsafe-eval`); queries answer the same either way.
+   * allows it). `false` turns it off for this service's queries (for a CSP that forbids
+   * `unsafe-eval`); other services keep their own setting; queries answer the same either way.
    */
   compiledQueries?: boolean;
   /**
@@ -127,15 +126,24 @@ type ResolvedOptions = Required<
 
 export class Service {
   readonly options: ResolvedOptions;
+  // The service's parts: the request pipeline and the project's tests reach them; an app
+  // uses the methods below (docs/in-app.md). `@internal` leaves them out of the published types.
+  /** @internal */
   readonly resources = new ResourceRegistry();
+  /** @internal */
   readonly protocols = new Protocols();
+  /** @internal */
   readonly events = new Events();
   private readonly authenticator?: Authenticate;
   /** What Error records redact; it learns the headers the app's authenticate reads. */
   private readonly redaction: Redaction;
+  /** @internal */
   readonly errors: ErrorRecords;
+  /** @internal */
   readonly macros: Macros;
+  /** @internal */
   readonly webhooks: Webhooks;
+  /** @internal */
   readonly streams: EventStreams;
   private readonly ajv = new Ajv({ allErrors: true, strict: false });
   private readonly closers: Array<() => void | Promise<void>> = [];
@@ -173,7 +181,6 @@ export class Service {
     if (!Number.isInteger(most) || most < 1) throw new Error(`maxEntities must be a whole number of at least 1, not ${most}`);
     const caused = this.options.maxCausedRequests;
     if (!Number.isInteger(caused) || caused < 1) throw new Error(`maxCausedRequests must be a whole number of at least 1, not ${caused}`);
-    if (this.options.compiledQueries === false) setCodeGeneration(false);
     if (etagSecret !== undefined && (typeof etagSecret !== 'string' || etagSecret.length < MIN_ETAG_SECRET_LENGTH))
       throw new Error(`etagSecret must be a string of at least ${MIN_ETAG_SECRET_LENGTH} characters`);
     this.etagSecret = etagSecret;
@@ -260,7 +267,11 @@ export class Service {
    */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- defaults that accept any app context and principal
   addResource<T extends object = Entity, O extends object = T, C = any, P = any>(definition: ResourceDefinition<T, O, C, P>): Resource {
-    const resource = new Resource(definition, { events: this.options.events, ajv: this.ajv });
+    const resource = new Resource(definition, {
+      events: this.options.events,
+      ajv: this.ajv,
+      compiledQueries: this.options.compiledQueries,
+    });
     if (this.etagSecret !== undefined) useEtagSecret(resource.storage, this.etagSecret);
     this.resources.add(resource);
     for (const kind of resource.changeEvents)
@@ -303,6 +314,19 @@ export class Service {
       ),
     );
     this.events.define(name, definition);
+  }
+
+  /**
+   * Calls `listener` with every event raised (docs/events.md); returns the function that
+   * unsubscribes it. A listener's failure never fails the change that raised the event.
+   */
+  subscribe(listener: EventListener): () => void {
+    return this.events.subscribe(listener);
+  }
+
+  /** Resolves once no webhook delivery is due, running or waiting for a retry (docs/webhooks.md). */
+  idle(): Promise<void> {
+    return this.webhooks.idle();
   }
 
   /** Raises an event; resolves once its webhook deliveries are recorded. */

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { type Entity } from '@resourcery/core';
-import { codeGenerationActive, evaluate, generatedScans, setCodeGeneration } from '@resourcery/core/storage';
+import { evaluate } from '@resourcery/core/storage';
+import { codeGenerationActive, generatedScans, setCodeGeneration } from '@resourcery/core/internal';
 import { compile } from './query-support';
 
 // Generated scans (query/compiled-scan.ts) must answer exactly what the closure plan answers.

@@ -1,15 +1,7 @@
 import fc from 'fast-check';
 import { ServiceError } from '@resourcery/core';
-import {
-  clearParseCache,
-  compileQuery,
-  evaluate,
-  META_KEYS,
-  parseUri,
-  toMetaConditions,
-  type Condition,
-  type ParsedUri,
-} from '@resourcery/core/storage';
+import { compileQuery, evaluate, META_KEYS, parseUri, toMetaConditions, type Condition, type ParsedUri } from '@resourcery/core/storage';
+import { clearParseCache } from '@resourcery/core/internal';
 import { caught } from './query-support';
 
 /** The parse of a URI whose conditions and meta-conditions are valid. */

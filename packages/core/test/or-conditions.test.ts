@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { createService, MemoryStorage, type Entity } from '@resourcery/core';
-import { evaluate, parseUri, setCodeGeneration, type AnyOf, type Condition } from '@resourcery/core/storage';
+import { evaluate, parseUri, type AnyOf, type Condition } from '@resourcery/core/storage';
+import { setCodeGeneration } from '@resourcery/core/internal';
 import { call, RAW } from './handle-support';
 import { compile, ids } from './query-support';
 

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { createService, MemoryStorage, type Entity } from '@resourcery/core';
-import { compareValues, evaluate, setCodeGeneration } from '@resourcery/core/storage';
+import { compareValues, evaluate } from '@resourcery/core/storage';
+import { setCodeGeneration } from '@resourcery/core/internal';
 import { call, RAW } from './handle-support';
 import { compile, ids } from './query-support';
 

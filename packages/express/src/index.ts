@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Service } from '@resourcery/core';
-import { parsedBody, serveRequest, toPlainRequest } from '@resourcery/node';
+import { toPlainRequest } from '@resourcery/node';
+import { parsedBody, serveRequest } from '@resourcery/node/internal';
 
 export interface ExpressMiddlewareOptions {
   /**

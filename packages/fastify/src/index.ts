@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { normalizeBasePath, type Service } from '@resourcery/core';
-import { serveRequest, stripBasePath, toPlainRequest } from '@resourcery/node';
+import { stripBasePath, toPlainRequest } from '@resourcery/node';
+import { serveRequest } from '@resourcery/node/internal';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 
 export interface ResourceryFastifyOptions {

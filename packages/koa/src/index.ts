@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { normalizeBasePath, type Service } from '@resourcery/core';
-import { parsedBody, serveRequest, stripBasePath, toPlainRequest } from '@resourcery/node';
+import { stripBasePath, toPlainRequest } from '@resourcery/node';
+import { parsedBody, serveRequest } from '@resourcery/node/internal';
 
 export interface KoaMiddlewareOptions {
   /** Serve only requests under this path (`/api`); others go on to `next()`. Default: all. */

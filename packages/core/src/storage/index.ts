@@ -27,7 +27,6 @@ export { parseLiteral, type Literal } from '../grammar/literal.js';
 export { compareValues } from '../query/order.js';
 export {
   parseUri,
-  clearParseCache,
   META_KEYS,
   type ParsedUri,
   alternativesOf,
@@ -41,5 +40,4 @@ export {
 } from '../grammar/parse.js';
 export { toMetaConditions, type MetaConditions } from '../query/meta-conditions.js';
 export { compileQuery, evaluate, type CompiledQuery } from '../query/evaluate.js';
-export { codeGenerationActive, generatedScans, setCodeGeneration } from '../query/compiled-scan.js';
 export type { JsonSchema } from '../query/schema-types.js';
