@@ -31,6 +31,10 @@ export interface ServeOptions {
   poolSize?: number;
   /** postgres://: how long to wait at start for the server, in ms (default 30,000). */
   connectTimeoutMs?: number;
+  /** A path answered 200 while the process answers (liveness; probes.ts). */
+  livePath?: string;
+  /** A path answered 200 or 503 from service.ready() (readiness; probes.ts). */
+  readyPath?: string;
 }
 
 export interface ImportOptions {
@@ -69,6 +73,9 @@ Options of serve:
   --pool-size <n>               postgres://: connections of the pool (default 10); every
                                 instance's pool must fit PostgreSQL's max_connections
   --connect-timeout <seconds>   postgres://: wait this long at start for the server (default 30)
+  --ready-path <path>           answer GET <path> 200 when the storage (the database) can
+                                serve, else 503: a load balancer's readiness check
+  --live-path <path>            answer GET <path> 200 while the process answers (liveness)
   -q, --quiet                   print only the line with the URL
   -h, --help                    show this help
   -v, --version                 print the version
@@ -97,6 +104,8 @@ export function parseCommand(argv: string[]): Command {
         watch: { type: 'boolean', short: 'w', default: false },
         'pool-size': { type: 'string' },
         'connect-timeout': { type: 'string' },
+        'ready-path': { type: 'string' },
+        'live-path': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
         version: { type: 'boolean', short: 'v', default: false },
       },
@@ -131,6 +140,12 @@ export function parseCommand(argv: string[]): Command {
   const connect = values['connect-timeout'];
   if (connect !== undefined && !/^\d+(\.\d+)?$/.test(connect))
     throw new UsageError(`--connect-timeout must be a number of seconds, not '${connect}'`);
+  for (const flag of ['ready-path', 'live-path'] as const) {
+    const probe = values[flag];
+    if (probe !== undefined && !/^\/[^?#\s]*$/.test(probe)) throw new UsageError(`--${flag} must be a path such as /ready, not '${probe}'`);
+  }
+  if (values['ready-path'] !== undefined && values['ready-path'] === values['live-path'])
+    throw new UsageError('--ready-path and --live-path must be two paths');
   return {
     command: 'serve',
     options: {
@@ -147,6 +162,8 @@ export function parseCommand(argv: string[]): Command {
       watch: values.watch,
       poolSize,
       connectTimeoutMs: connect === undefined ? undefined : Number(connect) * 1000,
+      readyPath: values['ready-path'],
+      livePath: values['live-path'],
     },
   };
 }

@@ -19,6 +19,7 @@ import type { Database } from './database.js';
 import { FileStore, type FileStoreOptions } from './file-store.js';
 import { staticFiles } from './static-files.js';
 import { redact } from './redact.js';
+import { probes } from './probes.js';
 
 export { parseServeArgs, USAGE, type ServeOptions } from './args.js';
 
@@ -265,7 +266,7 @@ export async function serve(options: ServeOptions, config: CliConfig = {}): Prom
   }
   const listener = createNodeListener(service);
   const files = options.staticDir === undefined ? undefined : staticFiles(options.staticDir);
-  const server = createHttpServer(
+  const handler: http.RequestListener =
     files === undefined
       ? listener
       : (req, res) => {
@@ -275,8 +276,9 @@ export async function serve(options: ServeOptions, config: CliConfig = {}): Prom
             },
             (e: unknown) => res.destroy(e instanceof Error ? e : new Error(String(e))),
           );
-        },
-  );
+        };
+  const probe = probes(service, options);
+  const server = createHttpServer(probe === undefined ? handler : (req, res) => void (probe(req, res) || handler(req, res)));
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

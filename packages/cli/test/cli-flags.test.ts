@@ -55,6 +55,8 @@ describe('--version, --help', () => {
       '--no-cors',
       '--config',
       '--api-key',
+      '--ready-path',
+      '--live-path',
       'resourcery import',
     ])
       expect(r.stdout).toContain(option);
@@ -170,6 +172,30 @@ describe('--static DIR', () => {
     const r = await run(['serve', file, '-p', '0', '-s', path.join(dir, 'nope-s')]);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/--static .*nope-s: no such directory/);
+  });
+});
+
+describe('--ready-path, --live-path', () => {
+  test('answered before the service, without an API key: 200 ready over a file, 200 live; GET and HEAD only; bad paths refused', async () => {
+    const server = await start(['serve', file, '-p', '0', '--api-key', 'k', '--ready-path', '/readyz', '--live-path', '/livez']);
+    const ready = await fetch(`${server.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(ready.headers.get('cache-control')).toBe('no-store');
+    expect(await ready.json()).toMatchObject({ ready: true });
+    expect((await fetch(`${server.url}/livez?probe=1`)).status).toBe(200);
+    expect((await fetch(`${server.url}/readyz`, { method: 'HEAD' })).status).toBe(200);
+    expect((await fetch(`${server.url}/readyz`, { method: 'POST' })).status).toBe(405);
+    // Every other path is the service's, with its API key.
+    expect((await fetch(`${server.url}/posts`)).status).toBe(401);
+    for (const [flags, message] of [
+      [['--ready-path', 'ready'], /--ready-path must be a path such as \/ready, not 'ready'/],
+      [['--live-path', '/a?b'], /--live-path must be a path/],
+      [['--ready-path', '/x', '--live-path', '/x'], /must be two paths/],
+    ] as const) {
+      const r = await run(['serve', file, '-p', '0', ...flags]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(message);
+    }
   });
 });
 

@@ -94,7 +94,8 @@ async function writer(server: Running, done: () => boolean, tally: Tally, name: 
 test('two instances under writes while PostgreSQL stops and starts: no crash, only 201/503, recovery, 0 acknowledged writes lost, 0 events lost', async () => {
   const database = await freshDatabase();
   const hooks = await receiver();
-  const flags = ['serve', database, '-p', '0', '-q', '--allow-private-destinations'];
+  const flags = ['serve', database, '-p', '0', '-q', '--allow-private-destinations', '--ready-path', '/readyz', '--live-path', '/livez'];
+  const probe = async (server: Running, path: string) => (await fetch(server.url + path)).status;
   const servers = await Promise.all([start(flags), start(flags)]);
   const saved = await request(servers[0], 'POST', '/Service.Admin.Webhook', { Destination: hooks.url, EventSelector: '/items.Inserted' });
   expect(saved.status).toBe(201);
@@ -105,6 +106,8 @@ test('two instances under writes while PostgreSQL stops and starts: no crash, on
   await postgres.pause();
   await sleep(2000);
   const during = new Map(tally.statuses);
+  // Not ready while the database is down, and still alive (a liveness probe must not restart it).
+  for (const s of servers) expect([await probe(s, '/readyz'), await probe(s, '/livez')]).toEqual([503, 200]);
   await postgres.resume();
   await sleep(2000);
   stopped = true;
@@ -114,8 +117,9 @@ test('two instances under writes while PostgreSQL stops and starts: no crash, on
   for (const s of servers) expect(s.proc.exitCode).toBeNull();
   expect([...tally.statuses.keys()].sort()).toEqual([201, 503]);
   expect(during.get(503)).toBeGreaterThan(0);
-  // Both recovered without a restart: each answers a write and a read now.
+  // Both recovered without a restart: each is ready, and answers a write and a read now.
   for (const s of servers) {
+    expect(await probe(s, '/readyz')).toBe(200);
     expect((await request(s, 'POST', '/items', { writer: 'after' })).status).toBe(201);
     expect((await request(s, 'GET', '/items/_/limit=1')).status).toBe(200);
   }
