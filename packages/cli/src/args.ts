@@ -27,6 +27,8 @@ export interface ServeOptions {
   quiet?: boolean;
   /** Reload the JSON file when it is edited outside the server. */
   watch?: boolean;
+  /** Characters one request's search may scan (default: the config's limits.searchBudget, else 32 Mi): docs/limits.md. */
+  searchBudget?: number;
   /** postgres://: connections of the pool (default: the config's database.poolSize, else 10). */
   poolSize?: number;
   /** postgres://: how long to wait at start for the server, in ms (default 30,000). */
@@ -70,6 +72,8 @@ Options of serve:
   --config <file>               read this config file (default: resourcery.config.mjs or
                                 resourcery.config.json in the working directory, if present)
   --allow-private-destinations  let webhooks, Source and Destination reach private addresses
+  --search-budget <chars>       characters one request's search may scan (default 33554432,
+                                about 300,000 small entities); more is a 400
   --pool-size <n>               postgres://: connections of the pool (default 10); every
                                 instance's pool must fit PostgreSQL's max_connections
   --connect-timeout <seconds>   postgres://: wait this long at start for the server (default 30)
@@ -102,6 +106,7 @@ export function parseCommand(argv: string[]): Command {
         config: { type: 'string' },
         quiet: { type: 'boolean', short: 'q', default: false },
         watch: { type: 'boolean', short: 'w', default: false },
+        'search-budget': { type: 'string' },
         'pool-size': { type: 'string' },
         'connect-timeout': { type: 'string' },
         'ready-path': { type: 'string' },
@@ -137,6 +142,9 @@ export function parseCommand(argv: string[]): Command {
   const poolSize = pool === undefined ? undefined : Number(pool);
   if (pool !== undefined && (!/^\d+$/.test(pool) || Number(pool) < 1))
     throw new UsageError(`--pool-size must be a whole number of at least 1, not '${pool}'`);
+  const budget = values['search-budget'];
+  if (budget !== undefined && (!/^\d+$/.test(budget) || Number(budget) < 1))
+    throw new UsageError(`--search-budget must be a whole number of characters of at least 1, not '${budget}'`);
   const connect = values['connect-timeout'];
   if (connect !== undefined && !/^\d+(\.\d+)?$/.test(connect))
     throw new UsageError(`--connect-timeout must be a number of seconds, not '${connect}'`);
@@ -160,6 +168,7 @@ export function parseCommand(argv: string[]): Command {
       config: values.config,
       quiet: values.quiet,
       watch: values.watch,
+      searchBudget: budget === undefined ? undefined : Number(budget),
       poolSize,
       connectTimeoutMs: connect === undefined ? undefined : Number(connect) * 1000,
       readyPath: values['ready-path'],

@@ -30,6 +30,8 @@ export interface CliConfig {
     maxNestingDepth?: number;
     maxEntities?: number;
     maxCausedRequests?: number;
+    /** Characters one request's search and search_regex may scan (docs/limits.md); --search-budget wins. */
+    searchBudget?: number;
   };
   /** `serve postgres://...`: the pool (docs/deployment.md#postgresql-in-production); flags win. */
   database?: { poolSize?: number; acquireTimeoutMs?: number; connectTimeoutMs?: number };
@@ -104,7 +106,15 @@ export function validateConfig(raw: unknown): string[] {
   if (raw.limits !== undefined) {
     if (!isObject(raw.limits)) problems.push('limits: must be an object');
     else {
-      const limits = ['maxBodyBytes', 'maxErrorRecords', 'maxErrorRecordChars', 'maxNestingDepth', 'maxEntities', 'maxCausedRequests'];
+      const limits = [
+        'maxBodyBytes',
+        'maxErrorRecords',
+        'maxErrorRecordChars',
+        'maxNestingDepth',
+        'maxEntities',
+        'maxCausedRequests',
+        'searchBudget',
+      ];
       unknown('limits.', raw.limits, limits);
       for (const k of limits)
         if (raw.limits[k] !== undefined && !isCount(raw.limits[k])) problems.push(`limits.${k}: must be a whole number`);

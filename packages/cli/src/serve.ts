@@ -45,7 +45,8 @@ const READ: Method[] = ['GET', 'HEAD', 'REPORT'];
 /** A one-entity resource is read and changed, never added to or emptied. */
 const SINGULAR: Method[] = ['GET', 'HEAD', 'REPORT', 'PUT', 'PATCH'];
 
-type SourceOptions = Pick<ServeOptions, 'apiKeys' | 'allowPrivateDestinations'> & Partial<Pick<ServeOptions, 'readOnly' | 'cors' | 'host'>>;
+type SourceOptions = Pick<ServeOptions, 'apiKeys' | 'allowPrivateDestinations'> &
+  Partial<Pick<ServeOptions, 'readOnly' | 'cors' | 'host' | 'searchBudget'>>;
 
 function isLoopback(host: string): boolean {
   return /^(localhost|127(\.\d{1,3}){3}|::1|\[::1\])$/i.test(host);
@@ -63,6 +64,7 @@ function serviceOptions(options: SourceOptions, config: CliConfig, adminStorage:
     allowPrivateDestinations: options.allowPrivateDestinations,
     // Only the limits the config sets: an absent one keeps the service's default.
     ...config.limits,
+    ...(options.searchBudget === undefined ? {} : { searchBudget: options.searchBudget }),
     cors,
     adminStorage: options.readOnly ? readOnlyAdmin(adminStorage) : adminStorage,
   };

@@ -125,6 +125,42 @@ describe('limits.maxCausedRequests', () => {
   });
 });
 
+describe("limits.searchBudget and --search-budget: the characters one request's search may scan", () => {
+  // 400 entities of about 1,000 characters: some 400,000 characters for a search over every property.
+  const docs = { docs: Array.from({ length: 400 }, (_, i) => ({ id: i, text: `${'ab'.repeat(500)} ${i}` })) };
+  const SEARCH = '/docs/_/search=ab%20399&select=id';
+
+  test('a budget below what the search scans is a 400 naming the setting; a raised one answers, still per request', async () => {
+    await writeFile(file, JSON.stringify(docs));
+    await writeFile(path.join(dir, 'resourcery.config.json'), JSON.stringify({ limits: { searchBudget: 100_000 } }));
+    const small = await start(['serve', 'db.json', '-p', '0'], dir);
+    const refused = await request(small, 'GET', SEARCH);
+    expect([refused.status, refused.json.ErrorCode]).toEqual([400, 'InvalidMetaConditionValueType']);
+    expect(refused.json.Message).toMatch(/at most 100000 characters .*limits\.searchBudget/);
+    // A search the budget covers (a scope of one property and a limit scan less) still answers.
+    expect((await request(small, 'GET', '/docs/id<10/search=ab%209&select=id')).json).toEqual([{ id: 9 }]);
+    killAll();
+
+    await writeFile(path.join(dir, 'resourcery.config.json'), JSON.stringify({ limits: { searchBudget: 1_000_000 } }));
+    const raised = await start(['serve', 'db.json', '-p', '0'], dir);
+    expect((await request(raised, 'GET', SEARCH)).json).toEqual([{ id: 399 }]);
+    killAll();
+
+    // The flag wins over the config, and bounds each request alike.
+    const flagged = await start(['serve', 'db.json', '-p', '0', '--search-budget', '100000'], dir);
+    expect((await request(flagged, 'GET', SEARCH)).status).toBe(400);
+    expect((await request(flagged, 'GET', SEARCH)).status).toBe(400);
+  });
+
+  test('a budget that is not a whole number is refused at start', async () => {
+    await writeFile(path.join(dir, 'resourcery.config.json'), JSON.stringify({ limits: { searchBudget: 'lots' } }));
+    const r = await run(['serve', 'db.json', '-p', '0'], dir);
+    expect([r.code, r.stderr]).toEqual([2, expect.stringMatching(/limits\.searchBudget: must be a whole number/)]);
+    const flag = await run(['serve', 'db.json', '-p', '0', '--search-budget', '0'], dir);
+    expect([flag.code, flag.stderr]).toEqual([2, expect.stringMatching(/--search-budget must be a whole number of characters/)]);
+  });
+});
+
 describe('a config that cannot be used stops the start with every problem named (exit 2)', () => {
   test('all problems at once, each with its setting', async () => {
     await writeFile(

@@ -20,7 +20,7 @@ export class ScanMeter {
     if (this.scanned > this.budget) {
       throw new ServiceError(
         'InvalidMetaConditionValueType',
-        `search and search_regex may scan at most ${this.budget} characters per request (the service option searchBudget); narrow the request with conditions, a property scope or a limit`,
+        `search and search_regex may scan at most ${this.budget} characters per request (the service option searchBudget; limits.searchBudget in the CLI's config, or --search-budget); narrow the request with conditions, a property scope or a limit`,
       );
     }
   }
