@@ -1,5 +1,5 @@
 // `pnpm bench`: every benchmark in one run, one table of ratios (DESIGN 10).
-//   node bench/run.mjs [--quick] [--only=query,scan,memory,memorykeys,handle,macro,regex,stream,node,express,koa,jsonserver,post]
+//   node bench/run.mjs [--quick] [--only=query,scan,memory,memorykeys,handle,macro,regex,stream,export,node,express,koa,jsonserver,post]
 // In-process benches (query, macro) run in child processes of their own; HTTP benches
 // start each server and the load generator (autocannon) as separate child processes.
 // Figures are medians of several rounds after a warm-up; the whole run is written to
@@ -19,8 +19,8 @@ const wanted = (name) => !opts.only || opts.only.includes(name);
 const log = (m) => process.stderr.write(`${m}\n`);
 const started = Date.now();
 
-function child(script) {
-  const args = [path.join(HERE, script), '--json', ...(opts.quick ? ['--quick'] : [])];
+function child(script, extra = []) {
+  const args = [path.join(HERE, script), '--json', ...(opts.quick ? ['--quick'] : []), ...extra];
   try {
     const out = execFileSync(process.execPath, args, { cwd: HERE, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
     return JSON.parse(out.trim().split('\n').pop());
@@ -80,6 +80,10 @@ if (wanted('regex')) {
 if (wanted('stream')) {
   log('event streams: 1,000 subscribers, Resourcery vs a bare node:http SSE broadcaster...');
   results.stream = child('stream.mjs');
+}
+if (wanted('export')) {
+  log('JSON Lines export of 100k entities: Resourcery vs a hand-written node:http server...');
+  results.export = child('export.mjs', ['--cases=jsonl,jsonl-hand', `--rounds=${opts.quick ? 3 : 7}`]);
 }
 const httpSuites = Object.keys(SUITES).filter(wanted);
 if (httpSuites.length) Object.assign(results, await runHttp({ quick: opts.quick, only: httpSuites, log: (m) => log(m) }));
@@ -375,6 +379,22 @@ if (results.stream) {
       '-',
       '< 20 KB',
       verdict(st.lib.bytesPerSubscriber < 20 * 1024),
+    ]);
+  }
+}
+if (results.export) {
+  const e = results.export;
+  if (e.error) skipped('JSON Lines export', e);
+  else {
+    // The ratio is speed: the hand-written server's time over ours; the goal is at most 1.1x its time.
+    rows.push([
+      `JSON Lines export, ${e.count.toLocaleString('en')} entities, ms (lib vs hand-written node:http)`,
+      fmt(e.results.jsonl.ms),
+      fmt(e.results['jsonl-hand'].ms),
+      x(1 / e.jsonlRatio),
+      cx(1 / e.jsonlCpuRatio),
+      '>= 0.91x (1.1x time)',
+      verdict(e.jsonlRatio <= 1.1),
     ]);
   }
 }

@@ -1,7 +1,7 @@
 import type { Entity } from '../query/conditions.js';
 
 /** Streamed bodies are written in chunks of about this many characters: few writes, little held in memory. */
-const STREAM_CHUNK = 64 * 1024;
+export const STREAM_CHUNK = 64 * 1024;
 
 /**
  * Entities (an array, or a 'stream' result read as they come) written as text: `head`, each entity's
