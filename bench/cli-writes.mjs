@@ -1,6 +1,6 @@
 // CLI writes by data-file size (issue 15 item 3, issue 17): for each size, serve a JSON
 // file of N entities with the built CLI and measure, with one reader GETting
-// `/items/limit=1` (a cheap request) in a loop all along:
+// `/items/_/limit=1` (the first page of one entity: a cheap request) in a loop all along:
 //   1. quiet: the reader alone for 1 s (the machine's own latency);
 //   2. writes: concurrent POSTs for a few seconds: writes/s, worst write;
 //   3. compaction: the writers stop, the server writes its journal into the file (the
@@ -12,8 +12,12 @@
 // server generates the next number.
 // --key=none: entities without `id`, so the resource has no key and a POST checks no key
 // (with `id`, the core checks the new key is free before each insert, one insert at a time).
+// The client is node:http with a keep-alive agent: global fetch (undici) cost the client
+// more CPU per request than the server spent on a write, so it measured itself.
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -27,6 +31,20 @@ const MODE = arg('key', 'id');
 const KEYED = MODE !== 'none';
 const CLI = path.resolve(arg('cli', path.join(path.dirname(fileURLToPath(import.meta.url)), '../packages/cli/dist/cli.js')));
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json;raw=true' };
+const AGENT = new http.Agent({ keepAlive: true, maxSockets: WRITERS + 1 });
+
+/** One request over the keep-alive agent: its status once the body is read. */
+function send(url, method, pathname, body) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(`${url}${pathname}`, { method, agent: AGENT, headers: HEADERS }, (res) => {
+      res.resume();
+      res.once('end', () => resolve(res.statusCode));
+      res.once('error', reject);
+    });
+    req.once('error', reject);
+    req.end(body);
+  });
+}
 
 function start(file) {
   const child = spawn(process.execPath, [CLI, 'serve', file, '--port', '0', '-q'], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -46,11 +64,21 @@ async function read(url, going) {
   const times = [];
   while (going()) {
     const t = performance.now();
-    const r = await fetch(`${url}/items/limit=1`, { headers: HEADERS });
-    await r.text();
+    const status = await send(url, 'GET', '/items/_/limit=1');
+    if (status !== 200) throw new Error(`GET /items/_/limit=1 answered ${status}`);
     times.push(performance.now() - t);
   }
   return times;
+}
+
+/** CPU seconds a process has used (user + system, from /proc; NaN elsewhere): writes per server CPU-second hold under load. */
+function cpuSeconds(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 function tail(times) {
@@ -79,16 +107,17 @@ async function measure(size, dir) {
       while (Date.now() < end) {
         const t = performance.now();
         const body = MODE === 'id' ? { id: next++, name: 'new', price: 1 } : { name: `new ${next++}`, price: 1 };
-        const r = await fetch(`${url}/items`, { method: 'POST', headers: HEADERS, body: JSON.stringify(body) });
-        await r.text();
-        if (r.status !== 201) throw new Error(`POST answered ${r.status}`);
+        const status = await send(url, 'POST', '/items', JSON.stringify(body));
+        if (status !== 201) throw new Error(`POST answered ${status}`);
         worstWrite = Math.max(worstWrite, performance.now() - t);
         writes++;
       }
     };
     const t0 = performance.now();
+    const cpu0 = cpuSeconds(child.pid);
     const [during] = await Promise.all([read(url, () => Date.now() < end), ...Array.from({ length: WRITERS }, writer)]);
     const seconds = (performance.now() - t0) / 1000;
+    const serverCpu = cpuSeconds(child.pid) - cpu0;
 
     // The journal is written into the file once writes pause: GETs go on meanwhile.
     const journal = `${file}.journal`;
@@ -96,7 +125,7 @@ async function measure(size, dir) {
     const limit = t1 + 300_000;
     const compacting = existsSync(journal) ? await read(url, () => existsSync(journal) && performance.now() < limit) : [];
     const compactMs = existsSync(journal) ? null : performance.now() - t1;
-    return { writesPerSecond: writes / seconds, worstWrite, quiet, during, compacting, compactMs };
+    return { writesPerSecond: writes / seconds, writesPerCpu: writes / serverCpu, worstWrite, quiet, during, compacting, compactMs };
   } finally {
     await new Promise((resolve) => {
       child.once('exit', resolve);
@@ -107,15 +136,20 @@ async function measure(size, dir) {
 
 const dir = await mkdtemp(path.join(tmpdir(), 'resourcery-cli-writes-'));
 try {
-  console.log(`${KEYED ? 'keyed (id)' : 'no key'}, ${WRITERS} writers, ${SECONDS} s; GET latency p99 / max ms`);
-  console.log('| entities | writes/s | worst write ms | GET quiet | GET during writes | GET during compaction | pause + compaction ms |');
-  console.log('|---:|---:|---:|---:|---:|---:|---:|');
+  const mode = { id: 'keyed (id in each POST)', generated: 'keyed, the server generating each id', none: 'no key' }[MODE];
+  console.log(`${mode}, ${WRITERS} writers, ${SECONDS} s; GET latency p99 / max ms; load average ${os.loadavg()[0].toFixed(2)}`);
+  console.log(
+    '| entities | writes/s | writes per server CPU-s | worst write ms | GET quiet | GET during writes | GET during compaction | pause + compaction ms |',
+  );
+  console.log('|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const size of SIZES) {
     const r = await measure(size, dir);
     console.log(
-      `| ${size.toLocaleString('en')} | ${r.writesPerSecond.toFixed(1)} | ${r.worstWrite.toFixed(0)} | ${tail(r.quiet)} | ${tail(r.during)} | ${tail(r.compacting)} | ${r.compactMs === null ? '-' : r.compactMs.toFixed(0)} |`,
+      `| ${size.toLocaleString('en')} | ${r.writesPerSecond.toFixed(1)} | ${r.writesPerCpu.toFixed(0)} | ${r.worstWrite.toFixed(0)} | ${tail(r.quiet)} | ${tail(r.during)} | ${tail(r.compacting)} | ${r.compactMs === null ? '-' : r.compactMs.toFixed(0)} |`,
     );
   }
+  console.log(`load average at the end ${os.loadavg()[0].toFixed(2)}`);
 } finally {
+  AGENT.destroy();
   await rm(dir, { recursive: true, force: true });
 }

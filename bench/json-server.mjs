@@ -1,8 +1,10 @@
 // The CLI against json-server 0.17.4 (npm `latest`) and 1.0.0-beta.3 (the last 1.x that
 // runs on Node 20): reads (requests/s) and start-up time, each server on its own copy of
 // the same generated file. Build first (`pnpm build`).
-//   node bench/json-server.mjs [--quick] [--json]
-import { copyFileSync, readFileSync } from 'node:fs';
+//   node bench/json-server.mjs [--quick] [--json] [--startup-only] [--startup-sizes=1000,100000] [--rounds=7]
+// Start-up also gives each server's peak RSS at its first answer (VmHWM, Linux).
+import { copyFileSync, existsSync, readFileSync } from 'node:fs';
+import os from 'node:os';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { RESULTS_DIR, writeDataFile } from './lib/data.mjs';
@@ -91,6 +93,22 @@ async function reads(load, quick) {
   return out;
 }
 
+/** A process's peak resident memory in MiB so far (VmHWM), or NaN where /proc is absent. */
+function peakRss(pid) {
+  const status = `/proc/${pid}/status`;
+  if (!existsSync(status)) return Number.NaN;
+  const kb = /VmHWM:\s+(\d+) kB/.exec(readFileSync(status, 'utf8'))?.[1];
+  return kb === undefined ? Number.NaN : Number(kb) / 1024;
+}
+
+/** CPU milliseconds a process has used, user + system (all its threads, GC included), or NaN where /proc is absent. */
+function cpuMs(pid) {
+  const stat = `/proc/${pid}/stat`;
+  if (!existsSync(stat)) return Number.NaN;
+  const fields = readFileSync(stat, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
 /** Milliseconds from spawning the process to its first 200 answer to the "by id" read, polled every 2 ms. */
 async function startupOnce(subject, data) {
   const port = await freePort();
@@ -103,14 +121,14 @@ async function startupOnce(subject, data) {
     printed += c;
   });
   try {
-    const deadline = began + 60_000;
+    const deadline = began + 300_000;
     for (;;) {
-      if (performance.now() > deadline) throw new Error(`${subject.name}: not answering within 60 s`);
+      if (performance.now() > deadline) throw new Error(`${subject.name}: not answering within 300 s`);
       if (child.exitCode !== null) throw new Error(`${subject.name} exited (${child.exitCode}): ${printed}`);
       const actual = subject.key === 'resourcery' ? /http:\/\/127\.0\.0\.1:(\d+)/.exec(printed)?.[1] : port;
       if (actual !== undefined) {
         const r = await request(`http://127.0.0.1:${actual}`, READS['by id'][subject.key]).catch(() => null);
-        if (r?.status === 200) return performance.now() - began;
+        if (r?.status === 200) return { ms: performance.now() - began, cpuMs: cpuMs(child.pid), peakMb: peakRss(child.pid) };
       }
       await new Promise((r) => setTimeout(r, 2));
     }
@@ -122,26 +140,38 @@ async function startupOnce(subject, data) {
 
 async function startup(quick) {
   const out = {};
-  const rounds = quick ? 3 : 7;
-  for (const size of [1_000, 100_000]) {
+  const rounds = Number(process.argv.find((a) => a.startsWith('--rounds='))?.slice(9) ?? (quick ? 3 : 7));
+  const sizes = (process.argv.find((a) => a.startsWith('--startup-sizes='))?.slice(16) ?? '1000,100000').split(',').map(Number);
+  for (const size of sizes) {
     const data = writeDataFile(`people-${size / 1000}k.json`, size);
-    const times = Object.fromEntries(SUBJECTS.map((s) => [s.key, []]));
+    const runs = Object.fromEntries(SUBJECTS.map((s) => [s.key, []]));
+    // Rounds alternate the order of the servers, so drift in the machine's load falls on all alike.
     for (let i = 0; i < rounds; i++) {
-      for (const s of i % 2 === 0 ? SUBJECTS : [...SUBJECTS].reverse()) times[s.key].push(await startupOnce(s, data));
+      for (const s of i % 2 === 0 ? SUBJECTS : [...SUBJECTS].reverse()) runs[s.key].push(await startupOnce(s, data));
     }
-    out[size] = Object.fromEntries(SUBJECTS.map((s) => [s.key, median(times[s.key])]));
+    out[size] = Object.fromEntries(
+      SUBJECTS.map((s) => {
+        const of = (k) => median(runs[s.key].map((r) => r[k]));
+        return [s.key, { ms: of('ms'), cpuMs: of('cpuMs'), peakMb: of('peakMb') }];
+      }),
+    );
   }
   return out;
 }
 
 const opts = flags();
-const load = await startLoadGenerator();
+const loadStart = os.loadavg()[0].toFixed(2);
 let result;
-try {
-  result = { reads: await reads(load, opts.quick), startup: await startup(opts.quick) };
-} finally {
-  await load.stop();
+if (process.argv.includes('--startup-only')) result = { reads: {}, startup: await startup(opts.quick) };
+else {
+  const load = await startLoadGenerator();
+  try {
+    result = { reads: await reads(load, opts.quick), startup: await startup(opts.quick) };
+  } finally {
+    await load.stop();
+  }
 }
+result.load = `${loadStart} -> ${os.loadavg()[0].toFixed(2)}`;
 if (opts.json) process.stdout.write(`${JSON.stringify(result)}\n`);
 else {
   const names = SUBJECTS.map((s) => s.name);
@@ -154,8 +184,9 @@ else {
     ...SUBJECTS.map((s) => fmt(m.perCpuSecond[s.key])),
   ]);
   const startRows = Object.entries(result.startup).map(([size, t]) => [
-    `start-up to first answer, ${Number(size).toLocaleString('en')} entities, ms`,
-    ...SUBJECTS.map((s) => t[s.key].toFixed(0)),
+    `start-up to first answer, ${Number(size).toLocaleString('en')} entities, ms / CPU ms / peak RSS MiB`,
+    ...SUBJECTS.map((s) => `${t[s.key].ms.toFixed(0)} / ${t[s.key].cpuMs.toFixed(0)} / ${t[s.key].peakMb.toFixed(0)}`),
   ]);
+  console.log(`load average ${result.load}`);
   console.log(table(['', ...names], [...readRows, ...cpuRows, ...startRows]));
 }
