@@ -21,11 +21,13 @@ export function createPeopleService(): Service {
       additionalProperties: false,
     },
     views: [{ name: 'Reachable', description: 'People with an email address', conditions: 'Email!=null', meta: 'order_asc=Name' }],
-    beforeWrite(person, change) {
-      if (change.operation === 'update' && person.Id !== change.existing?.Id) {
-        throw new ServiceError('InvalidResourceEntity', 'Id cannot change', { data: { Id: 'is read-only' } });
-      }
-      return typeof person.Email === 'string' ? { ...person, Email: person.Email.trim().toLowerCase() } : person;
+    hooks: {
+      beforeWrite(person, change) {
+        if (change.operation === 'update' && person.Id !== change.existing?.Id) {
+          throw new ServiceError('InvalidResourceEntity', 'Id cannot change', { data: { Id: 'is read-only' } });
+        }
+        return typeof person.Email === 'string' ? { ...person, Email: person.Email.trim().toLowerCase() } : person;
+      },
     },
     toOutput: ({ PinHash: _hidden, ...person }) => person,
   });

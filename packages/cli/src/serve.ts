@@ -121,10 +121,12 @@ function addResources(
       // It always holds its one entity: it is updated, never inserted into or deleted from.
       definition.events = ['Updated'];
       // A PUT whose conditions miss the entity would insert a second one: 404, as a PATCH that matches nothing.
-      definition.beforeWrite = (entity, change) => {
-        if (change.operation === 'insert')
-          throw new ServiceError('NotFound', `'${name}' holds one entity, which these conditions do not match; PUT and PATCH update it`);
-        return entity;
+      definition.hooks = {
+        beforeWrite: (entity, change) => {
+          if (change.operation === 'insert')
+            throw new ServiceError('NotFound', `'${name}' holds one entity, which these conditions do not match; PUT and PATCH update it`);
+          return entity;
+        },
       };
     }
     try {

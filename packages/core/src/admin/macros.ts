@@ -75,8 +75,10 @@ export class Macros {
       // (409, then the retried POST finds the name taken: 400).
       indexes: [{ properties: 'Name', unique: true, ignoreCase: true }],
       events: false,
-      beforeWrite: (entity, change) => this.validate(entity, change.existing),
-      afterWrite: () => this.invalidate(),
+      hooks: {
+        beforeWrite: (entity, change) => this.validate(entity, change.existing),
+        afterWrite: () => this.invalidate(),
+      },
     };
   }
 

@@ -17,10 +17,9 @@ import { checkNoneMatch, checkVersions, entityVersion } from '../storage/version
 
 async function prepare(op: OperationContext, entity: Entity, existing?: Entity, sent: Entity = entity): Promise<Entity> {
   const { resource, caller } = op;
-  const { beforeInsert, beforeUpdate } = resource.hooks;
+  const { beforeInsert, beforeUpdate, beforeWrite: before } = resource.hooks;
   if (existing === undefined && beforeInsert) entity = (await beforeInsert(entity, caller)) ?? entity;
   if (existing !== undefined && beforeUpdate) entity = (await beforeUpdate(entity, existing, caller)) ?? entity;
-  const before = resource.definition.beforeWrite;
   // A Standard Schema validator's output (defaults filled, unknown keys dropped) is what is stored.
   const value = await resource.validate(
     before ? await before(entity, { operation: existing ? 'update' : 'insert', existing, authorize: op.authorize, caller, sent }) : entity,
@@ -49,7 +48,7 @@ async function insert(op: OperationContext, entities: Entity[]): Promise<Result>
   // A storage that declares keys enforces them atomically (across instances); for others the service checks.
   if (resource.key && !resource.storage.declareKey) await checkUnique(resource.name, resource.key, resource.storage, stored);
   const written = await op.write({ insert: stored }, [['Inserted', stored]]);
-  await resource.definition.afterWrite?.();
+  await resource.hooks.afterWrite?.();
   await resource.hooks.afterInsert?.(stored, op.caller);
   await written.raise();
   return { kind: 'change', data: stored.map((e) => resource.output(e)), inserted: stored.length, ...versionOf(resource, stored) };
@@ -66,7 +65,7 @@ async function update(op: OperationContext, pairs: Array<{ target: Entity; patch
     { update: updates.map((u) => ({ target: targetOf(resource.storage, u.target, resource.key), value: u.value })) },
     [['Updated', values]],
   );
-  await resource.definition.afterWrite?.();
+  await resource.hooks.afterWrite?.();
   await resource.hooks.afterUpdate?.(values, op.caller);
   await written.raise();
   return values;
@@ -172,7 +171,7 @@ const del: Operation = async (op) => {
   if (matches.length > 0) {
     if (resource.hooks.beforeDelete) await resource.hooks.beforeDelete(matches, op.caller);
     const written = await op.write({ delete: matches.map((e) => targetOf(resource.storage, e, resource.key)) }, [['Deleted', matches]]);
-    await resource.definition.afterWrite?.();
+    await resource.hooks.afterWrite?.();
     await resource.hooks.afterDelete?.(matches, op.caller);
     await written.raise();
   }
@@ -252,7 +251,7 @@ async function safepost(op: OperationContext, entities: Entity[]): Promise<Resul
       ['Updated', values],
     ],
   );
-  if (inserts.length || updated.length) await resource.definition.afterWrite?.();
+  if (inserts.length || updated.length) await resource.hooks.afterWrite?.();
   if (inserts.length) await resource.hooks.afterInsert?.(inserts, op.caller);
   if (updated.length) await resource.hooks.afterUpdate?.(values, op.caller);
   await change.raise();

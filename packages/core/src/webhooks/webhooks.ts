@@ -72,9 +72,11 @@ export class Webhooks {
       storage: this.storage,
       indexes: [{ properties: 'Id', unique: true }],
       events: false,
-      beforeWrite: (entity, change) => toStoredWebhook(deps, entity, change.existing, change),
       toOutput: webhookOutput,
-      afterWrite: () => this.invalidate(),
+      hooks: {
+        beforeWrite: (entity, change) => toStoredWebhook(deps, entity, change.existing, change),
+        afterWrite: () => this.invalidate(),
+      },
     };
     const logStorage = deps.storage(LOG_RESOURCE);
     this.log = new DeliveryLog(logStorage, this.options.maxLogRecords);
