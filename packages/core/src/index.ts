@@ -12,6 +12,7 @@ export type { ResourceHooks } from './model/hooks.js';
 export { ServiceError, toServiceError, statusOf, ERROR_CODES, type ErrorCode } from './errors.js';
 export type { PlainRequest, PlainResponse, Method, BodyChunk, HeaderValue } from './http/types.js';
 export { METHODS } from './http/types.js';
+export type { RequestInfo, ResponseInfo, RequestObserver } from './http/observer.js';
 export { stripBasePath, normalizeBasePath } from './http/base-path.js';
 export type { CorsOptions } from './http/cors.js';
 export type { ResourceDefinition, ViewDefinition, WriteChange, ResourceKind } from './model/resources.js';

@@ -13,6 +13,8 @@ import { RequestContext } from './request/context.js';
 import { Cors, type CorsOptions } from './http/cors.js';
 import { fromFetchRequest, toFetchResponse } from './http/fetch.js';
 import type { PlainRequest, PlainResponse } from './http/types.js';
+import type { RequestInfo, RequestObserver, RequestTrace, ResponseInfo } from './http/observer.js';
+import { observed } from './request/observe.js';
 import { MACRO_RESOURCE, Macros } from './admin/macros.js';
 import type { LocalRequests } from './outgoing/local-requests.js';
 import { DEFAULT_MAX_CAUSED } from './outgoing/origin.js';
@@ -20,7 +22,7 @@ import { openApiDocument, type OpenApiOptions } from './admin/openapi.js';
 import { errorResponse } from './request/error-response.js';
 import { LISTING, type ErrorInfo, type PipelineHost } from './request/host.js';
 import { localRequests } from './request/local.js';
-import { answer, handle } from './request/pipeline.js';
+import { answer } from './request/pipeline.js';
 import { Protocols } from './content-types/protocols.js';
 import type { Entity } from './query/conditions.js';
 import { Resource, ResourceRegistry, type ResourceDefinition } from './model/resources.js';
@@ -54,6 +56,13 @@ export interface ServiceOptions {
   authenticate?: Authenticate;
   /** Told of every unexpected error (a 500) with its details, for logging; the client gets a generic message. */
   onError?: (error: ServiceError, info: ErrorInfo) => void;
+  /**
+   * Told of every client request as it arrives (docs/operations.md); what it returns is
+   * handed to `onResponse` as its second argument. For access logs with the app's logger.
+   */
+  onRequest?: (request: RequestInfo) => unknown;
+  /** Told of every client request's response: status, resource, durations (docs/operations.md). */
+  onResponse?: (response: ResponseInfo, state: unknown) => void;
   /** Largest accepted request body in bytes (default 10 MiB); larger is 413. */
   maxBodyBytes?: number;
   /** Deepest nesting of objects and arrays accepted in an entity (default 64, at most 1000); deeper is 400. */
@@ -147,6 +156,8 @@ export class Service {
   readonly streams: EventStreams;
   private readonly ajv = new Ajv({ allErrors: true, strict: false });
   private readonly closers: Array<() => void | Promise<void>> = [];
+  /** Told of client requests and responses (docs/operations.md); empty: answer() skips them. */
+  private readonly observers: RequestObserver[] = [];
   private readonly cors?: Cors;
   private readonly etagSecret?: string;
   /** The parts requests run against (request/host.ts). */
@@ -156,6 +167,8 @@ export class Service {
 
   constructor(options: ServiceOptions = {}) {
     const { apiKeys: keys, etagSecret, ...rest } = options;
+    if (options.onRequest !== undefined || options.onResponse !== undefined)
+      this.observers.push({ onRequest: options.onRequest, onResponse: options.onResponse });
     // An option given as undefined (a config file that leaves a limit out) keeps its default.
     const given = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)) as Omit<
       ServiceOptions,
@@ -347,12 +360,29 @@ export class Service {
    */
   answer(request: PlainRequest, options?: HandleOptions): Eventually<PlainResponse> {
     const context = options?.context;
-    if (this.cors === undefined) return answer(this.host, request, 0, context);
+    if (this.observers.length === 0) return this.answerTraced(request, context, undefined);
+    return observed(this.observers, request, context, (trace) => this.answerTraced(request, context, trace));
+  }
+
+  private answerTraced(request: PlainRequest, context: unknown, trace: RequestTrace | undefined): Eventually<PlainResponse> {
+    if (this.cors === undefined) return answer(this.host, request, 0, context, undefined, trace);
     return this.cors.handle(
       request,
-      () => handle(this.host, request, 0, context),
+      () => Promise.resolve(answer(this.host, request, 0, context, undefined, trace)),
       (error) => errorResponse(this.host, new RequestContext(request, this.options.maxBodyBytes, 0, context), error),
     );
+  }
+
+  /**
+   * Adds an observer told of every client request and its response (docs/operations.md),
+   * after the `onRequest`/`onResponse` options; returns a function that removes it.
+   */
+  observe<S>(observer: RequestObserver<S>): () => void {
+    this.observers.push(observer);
+    return () => {
+      const i = this.observers.indexOf(observer);
+      if (i >= 0) this.observers.splice(i, 1);
+    };
   }
 
   /**

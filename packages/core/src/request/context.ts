@@ -3,6 +3,7 @@ import { ServiceError } from '../errors.js';
 import { normalizeBasePath } from '../http/base-path.js';
 import { Origin } from '../outgoing/origin.js';
 import type { Resource } from '../model/resources.js';
+import type { RequestTrace } from '../http/observer.js';
 import type { HeaderValue, PlainRequest } from '../http/types.js';
 
 export type Headers = Record<string, string>;
@@ -44,6 +45,8 @@ export class RequestContext {
   /** The headers as the client sent them (for error records). */
   readonly clientHeaders: Headers;
   resource: Resource | null = null;
+  /** Set while observers watch this request (docs/operations.md): the resource and operation time go there. */
+  trace: RequestTrace | undefined = undefined;
   /** Set when a macro supplied the body. */
   private replacedBody: Uint8Array | null | undefined;
   private bodyBytes: Uint8Array | null | undefined;

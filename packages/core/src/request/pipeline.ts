@@ -1,6 +1,7 @@
 import { ServiceError } from '../errors.js';
 import { parseUri, type ParsedUri } from '../grammar/parse.js';
 import type { PlainRequest, PlainResponse } from '../http/types.js';
+import type { RequestTrace } from '../http/observer.js';
 import { ruleMethod, type Caller } from '../model/caller.js';
 import type { Resource } from '../model/resources.js';
 import type { Negotiated } from '../content-types/protocols.js';
@@ -42,8 +43,10 @@ export function answer(
   depth = 0,
   context?: unknown,
   origin?: Origin,
+  trace?: RequestTrace,
 ): Eventually<PlainResponse> {
   const ctx = new RequestContext(request, host.options.maxBodyBytes, depth, context, origin);
+  ctx.trace = trace;
   try {
     const described = rootResponse(host, ctx);
     // A failure (401) is answered as any other.
@@ -86,6 +89,7 @@ async function rewritten(host: PipelineHost, ctx: RequestContext, parsed: Parsed
 function run(host: PipelineHost, ctx: RequestContext, parsed: ParsedUri): Eventually<PlainResponse> {
   const resource = host.resources.resolve(parsed.resource === '' ? LISTING : parsed.resource);
   ctx.resource = resource;
+  if (ctx.trace !== undefined) ctx.trace.resource = resource.name;
   // A bare value (`/posts/1`) is no error for a resource with a key; the rest of the URI must still parse.
   const error = parsed.bare !== undefined && resource.key ? parsed.restError : parsed.error;
   if (error) throw error;
@@ -119,6 +123,7 @@ function operate(
   operation: (operating: Operating) => Eventually<Result>,
   operating: Operating,
 ): Eventually<PlainResponse> {
+  if (ctx.trace !== undefined) ctx.trace.operationStart = performance.now();
   const result = operation(operating);
   return isPromise(result) ? finishLater(host, ctx, resource, output, result) : finish(host, ctx, resource, output, result);
 }
@@ -140,6 +145,8 @@ function finish(
   output: Negotiated,
   result: Result,
 ): Eventually<PlainResponse> {
+  const trace = ctx.trace;
+  if (trace?.operationStart !== undefined) trace.operationMs = performance.now() - trace.operationStart;
   const destination = ctx.method === 'GET' ? ctx.header('destination') : undefined;
   if (destination !== undefined) return sent(ctx, resource, output, sendToDestination(host.headerRequests, ctx, result, destination));
   if (result.kind === 'stream') result = { ...result, entities: reported(host, ctx, result.entities) };
