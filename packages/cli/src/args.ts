@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import type { AccessLogFormat } from './access-log.js';
 
 /** A wrong invocation: the message says what was wrong; the CLI prints it and exits 2. */
 export class UsageError extends Error {
@@ -25,6 +26,8 @@ export interface ServeOptions {
   /** A config file; undefined looks for resourcery.config.mjs/.json in the working directory. */
   config?: string;
   quiet?: boolean;
+  /** Log one line per request to stdout (the command line: text unless --quiet); omitted: no log. */
+  accessLog?: AccessLogFormat;
   /** Reload the JSON file when it is edited outside the server. */
   watch?: boolean;
   /** Characters one request's search may scan (default: the config's limits.searchBudget, else 32 Mi): docs/limits.md. */
@@ -80,7 +83,9 @@ Options of serve:
   --ready-path <path>           answer GET <path> 200 when the storage (the database) can
                                 serve, else 503: a load balancer's readiness check
   --live-path <path>            answer GET <path> 200 while the process answers (liveness)
-  -q, --quiet                   print only the line with the URL
+  --log <text|json>             the access log's format: one line per request on stdout
+                                (default text)
+  -q, --quiet                   print only the line with the URL (no access log)
   -h, --help                    show this help
   -v, --version                 print the version
 `;
@@ -105,6 +110,7 @@ export function parseCommand(argv: string[]): Command {
         'no-cors': { type: 'boolean', default: false },
         config: { type: 'string' },
         quiet: { type: 'boolean', short: 'q', default: false },
+        log: { type: 'string', default: 'text' },
         watch: { type: 'boolean', short: 'w', default: false },
         'search-budget': { type: 'string' },
         'pool-size': { type: 'string' },
@@ -138,6 +144,7 @@ export function parseCommand(argv: string[]): Command {
   if (!/^\d+$/.test(values.port) || port > 65535) throw new UsageError(`--port must be a number from 0 to 65535, not '${values.port}'`);
   if (values.host === '') throw new UsageError('--host needs an address, e.g. 127.0.0.1 or 0.0.0.0');
   if (values['no-cors'] && values.cors.length > 0) throw new UsageError('--cors and --no-cors contradict each other: give one of them');
+  if (values.log !== 'text' && values.log !== 'json') throw new UsageError(`--log must be text or json, not '${values.log}'`);
   const pool = values['pool-size'];
   const poolSize = pool === undefined ? undefined : Number(pool);
   if (pool !== undefined && (!/^\d+$/.test(pool) || Number(pool) < 1))
@@ -167,6 +174,7 @@ export function parseCommand(argv: string[]): Command {
       cors: values['no-cors'] ? false : values.cors.length > 0 ? values.cors : undefined,
       config: values.config,
       quiet: values.quiet,
+      accessLog: values.quiet ? undefined : values.log,
       watch: values.watch,
       searchBudget: budget === undefined ? undefined : Number(budget),
       poolSize,

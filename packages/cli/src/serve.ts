@@ -18,6 +18,7 @@ import { ConfigError, type CliConfig } from './config.js';
 import type { Database } from './database.js';
 import { FileStore, type FileStoreOptions } from './file-store.js';
 import { staticFiles } from './static-files.js';
+import { accessLogger } from './access-log.js';
 import { redact } from './redact.js';
 import { probes } from './probes.js';
 
@@ -281,8 +282,17 @@ export async function serve(options: ServeOptions, config: CliConfig = {}): Prom
             (e: unknown) => res.destroy(e instanceof Error ? e : new Error(String(e))),
           );
         };
+  const log = options.accessLog === undefined ? undefined : accessLogger(options.accessLog, (line) => process.stdout.write(line));
+  // Readiness and liveness probes are answered before the access log: a load balancer's polling is not logged.
+  const logged: http.RequestListener =
+    log === undefined
+      ? handler
+      : (req, res) => {
+          log(req, res);
+          handler(req, res);
+        };
   const probe = probes(service, options);
-  const server = createHttpServer(probe === undefined ? handler : (req, res) => void (probe(req, res) || handler(req, res)));
+  const server = createHttpServer(probe === undefined ? logged : (req, res) => void (probe(req, res) || logged(req, res)));
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
