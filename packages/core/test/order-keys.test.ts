@@ -98,6 +98,47 @@ describe('several order keys', () => {
       { numRuns: 300 },
     );
   });
+
+  test('random keys over pages near either end of a larger set (the kept-best paths): a stable sort by each key in turn', () => {
+    const entity = fc.record(
+      { A: fc.oneof(fc.integer({ min: 0, max: 3 }), fc.constantFrom('x', null)), B: fc.integer({ min: 0, max: 2 }) },
+      { requiredKeys: [] },
+    );
+    fc.assert(
+      fc.property(
+        fc.array(entity, { minLength: 40, maxLength: 160 }),
+        fc.array(fc.tuple(fc.constantFrom('A', 'B', 'Id'), fc.boolean()), { minLength: 2, maxLength: 3 }),
+        fc.oneof(fc.integer({ min: 0, max: 4 }), fc.integer({ min: -6, max: -1 })),
+        fc.integer({ min: 1, max: 4 }),
+        (rows, keys, offset, limit) => {
+          const data = rows.map((r, i) => ({ ...r, Id: i % 7 }));
+          const seen = new Set<string>();
+          const unique = keys.filter(([l]) => !seen.has(l) && seen.add(l));
+          const asc = unique.filter(([, d]) => !d).map(([l]) => l);
+          const desc = unique.filter(([, d]) => d).map(([l]) => l);
+          const first = unique[0][1];
+          const parts = [asc.length ? `order_asc=${asc.join(',')}` : '', desc.length ? `order_desc=${desc.join(',')}` : ''].filter(Boolean);
+          if (first) parts.reverse();
+          const effective = first
+            ? [...desc.map((l) => [l, true] as const), ...asc.map((l) => [l, false] as const)]
+            : [...asc.map((l) => [l, false] as const), ...desc.map((l) => [l, true] as const)];
+          const position = new Map(data.map((e, i) => [e, i]));
+          const sorted = [...data].sort((x, y) => {
+            for (const [l, d] of effective) {
+              const c = compareValues((x as Entity)[l], (y as Entity)[l]);
+              if (c !== 0) return d ? -c : c;
+            }
+            return position.get(x)! - position.get(y)!;
+          });
+          const start = offset >= 0 ? offset : sorted.length + offset;
+          const expected = sorted.slice(start, start + limit);
+          const q = compile('_', `${parts.join('&')}&offset=${offset}&limit=${limit}`);
+          expect(evaluate(data, q)).toEqual(expected);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
 });
 
 describe("a caller's order replaces a view's or macro's whole order", () => {

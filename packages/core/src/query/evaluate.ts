@@ -132,7 +132,14 @@ export function evaluate(entities: Iterable<Entity>, q: CompiledQuery, options: 
     const page =
       sourceOrder.length === 1
         ? selectRange(matches, (e) => sourceOrder[0].get(e), order[0].descending, offset, limit)
-        : selectRange(matches, (e) => sourceOrder.map((l) => l.get(e)), directions(order), offset, limit);
+        : selectRange(
+            matches,
+            (e) => sourceOrder.map((l) => l.get(e)),
+            directions(order),
+            offset,
+            limit,
+            (e) => sourceOrder[0].get(e),
+          );
     return project === null ? page : page.map(project);
   }
 

@@ -87,25 +87,46 @@ export function sortEntities<T>(items: T[], key: (item: T) => unknown, descendin
  * either end, keep only the best items up to it (binary insertion), from the front, or
  * from the back in reverse order (`offset=N-10`); otherwise sort.
  */
-export function selectRange<T>(items: T[], key: (item: T) => unknown, descending: Directions, offset: number, limit: number): T[] {
+export function selectRange<T>(
+  items: T[],
+  key: (item: T) => unknown,
+  descending: Directions,
+  offset: number,
+  limit: number,
+  first?: (item: T) => unknown,
+): T[] {
   const n = items.length;
   const start = offset >= 0 ? Math.min(offset, n) : Math.max(0, n + offset);
   const end = limit < 0 ? n : Math.min(n, start + limit);
   if (end <= start) return [];
   const cmp = comparator(descending);
-  if (end * 8 <= n) return best(items, key, cmp, end).slice(start);
+  // Several keys (`first` reads the first of them): an item whose first key alone puts it
+  // after the last kept one is dropped before its key list is built.
+  const sign = first !== undefined && typeof descending !== 'boolean' && descending[0] ? -1 : 1;
+  const behind =
+    first !== undefined && typeof descending !== 'boolean'
+      ? (item: T, last: Keyed<T>) => sign * compareKeys(first(item), (last.key as unknown[])[0])
+      : undefined;
+  if (end * 8 <= n) return best(items, key, cmp, end, behind && ((item, last) => behind(item, last) > 0)).slice(start);
   // The reverse of the total order (key, then position) ranks the back of the sort first.
   if ((n - start) * 8 <= n)
-    return best(items, key, (a, b) => cmp(b, a), n - start)
+    return best(items, key, (a, b) => cmp(b, a), n - start, behind && ((item, last) => behind(item, last) < 0))
       .reverse()
       .slice(0, end - start);
   return slice(sortEntities(items, key, descending), offset, limit);
 }
 
-/** The first `k` items under `cmp`, in order. */
-function best<T>(items: T[], key: (item: T) => unknown, cmp: (a: Keyed<T>, b: Keyed<T>) => number, k: number): T[] {
+/** The first `k` items under `cmp`, in order; `loses(item, last)`: the item surely comes after the last kept one. */
+function best<T>(
+  items: T[],
+  key: (item: T) => unknown,
+  cmp: (a: Keyed<T>, b: Keyed<T>) => number,
+  k: number,
+  loses?: (item: T, last: Keyed<T>) => boolean,
+): T[] {
   const kept: Keyed<T>[] = [];
   for (let index = 0; index < items.length; index++) {
+    if (loses !== undefined && kept.length === k && loses(items[index], kept[k - 1])) continue;
     const candidate = { key: key(items[index]), index, item: items[index] };
     if (kept.length === k && cmp(candidate, kept[k - 1]) >= 0) continue;
     let lo = 0;
