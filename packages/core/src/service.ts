@@ -113,6 +113,8 @@ export interface ServiceOptions {
    * (docs/concurrency.md). Storages with stamps (memory, SQL) do not use it.
    */
   etagSecret?: string;
+  /** Most related entities an embedded to-many array holds (default 1000; a relation may set its own): docs/relations.md. */
+  maxEmbedded?: number;
 }
 
 /** The options as the service runs them; API keys are not kept here (only their digests, in the authenticator), nor the ETag secret. */
@@ -194,6 +196,9 @@ export class Service {
     if (!Number.isInteger(most) || most < 1) throw new Error(`maxEntities must be a whole number of at least 1, not ${most}`);
     const caused = this.options.maxCausedRequests;
     if (!Number.isInteger(caused) || caused < 1) throw new Error(`maxCausedRequests must be a whole number of at least 1, not ${caused}`);
+    const embedded = this.options.maxEmbedded;
+    if (embedded !== undefined && !(Number.isInteger(embedded) && embedded >= 0))
+      throw new Error(`maxEmbedded must be a whole number of at least 0, not ${embedded}`);
     if (etagSecret !== undefined && (typeof etagSecret !== 'string' || etagSecret.length < MIN_ETAG_SECRET_LENGTH))
       throw new Error(`etagSecret must be a string of at least ${MIN_ETAG_SECRET_LENGTH} characters`);
     this.etagSecret = etagSecret;
@@ -284,6 +289,8 @@ export class Service {
       events: this.options.events,
       ajv: this.ajv,
       compiledQueries: this.options.compiledQueries,
+      find: (name) => this.resources.find(name),
+      maxEmbedded: this.options.maxEmbedded,
     });
     if (this.etagSecret !== undefined) useEtagSecret(resource.storage, this.etagSecret);
     this.resources.add(resource);

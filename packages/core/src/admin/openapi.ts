@@ -35,7 +35,8 @@ const URI_LANGUAGE = `Every URI has the form \`/<resource>[-<view>]/<conditions>
 - **Conditions** filter entities: items joined by \`&\`, each \`<property><operator><value>\` with the operators \`=\` \`!=\` \`<\` \`>\` \`<=\` \`>=\`. Example: \`/Person/Age>30&Email!=null\`. \`|\` lists alternatives inside one item, any of which may hold: \`Status=open|Status=pending\`, or with the locator and operator left out after the first, \`Status=open|pending\` and \`Id=1|2|3\` (an IN list). Dotted locators reach nested properties (\`Address.City=Oslo\`) and \`.Length\` of strings and arrays.
 - **Values**: \`null\`; \`true\`/\`false\`; numbers; ISO 8601 dates; \`'x'\` or \`"x"\` forces a string; an empty value is the empty string. With a declared schema, values take the property's type.
 - **Encoding**: the URI is split on \`/\`, then on \`&\`, then on \`|\`, then each item at its operator, and only then are names and values percent-decoded. So write operators as they are, and percent-encode \`&\`, \`/\`, \`|\`, \`=\`, \`<\`, \`>\`, \`!\` and \`%\` inside values (\`Name=R%26D\`). \`+\` stays \`+\`.
-- **Meta-conditions** shape the result, as \`<name>=<value>\` items joined by \`&\`: ${META_KEYS.map((k) => `\`${k}\``).join(', ')}. Example: \`/Person/_/order_desc=Age&limit=10&select=Name,Age\`. Order of evaluation: conditions, search, add, rename, select, distinct, order, offset, limit. When a name is given twice the last wins.
+- **Meta-conditions** shape the result, as \`<name>=<value>\` items joined by \`&\`: ${META_KEYS.map((k) => `\`${k}\``).join(', ')}. Example: \`/Person/_/order_desc=Age&limit=10&select=Name,Age\`. Order of evaluation: conditions, search, embed, add, rename, select, distinct, order, offset, limit. When a name is given twice the last wins.
+- **Relations**: a resource's declared relations put related entities into each entity with \`embed=Customer,Orders\`, read after it with dotted locators (\`select=Id,Customer.Name\`); a condition through a relation compares the related entity (\`Customer.City=Oslo\`; to-many: any of them).
 - **Keys**: in a resource that declares a key, a bare value addresses it: \`/Person/7\` means \`/Person/Id=7\`; a composite key takes its values in order, comma-separated (\`/Order/B,3\`). Such resources have a \`/<resource>/{key}\` path below.
 - **Views** are named selections declared by a resource: \`/Person-Adults\`.
 - **Macros**: \`/$name/...\` runs a stored request with its own conditions and meta-conditions (\`Service.Admin.Macro\`).
@@ -58,6 +59,8 @@ const META_DESCRIPTIONS: Record<string, string> = {
   search_regex: "a URI-encoded JavaScript regular expression matched against the entity's JSON",
   safepost: 'POST updates entities that match on these comma-separated properties instead of inserting',
   count: '`true` adds `TotalCount` (the entities matched before offset and limit) after `DataCount`, and the header `X-Total-Count`',
+  embed:
+    "comma-separated relation names: each entity gets its related entities under the relation's name (to-one: an object or null; to-many: an array)",
 };
 
 /** What the document describes: a service's resources, events and content types. */

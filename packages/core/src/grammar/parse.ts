@@ -56,6 +56,7 @@ export const META_KEYS = [
   'search_regex',
   'safepost',
   'count',
+  'embed',
 ] as const;
 export type MetaKey = (typeof META_KEYS)[number];
 

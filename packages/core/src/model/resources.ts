@@ -15,6 +15,8 @@ import { compileQuery, type CompiledQuery } from '../query/evaluate.js';
 import { joinMeta, toMetaConditions } from '../query/meta-conditions.js';
 import { checkMetaLocators, typeConditions, type JsonSchema } from '../query/schema-types.js';
 import { RowRules, type ResourceRules, type RowRule } from './rules.js';
+import { Relations, unknownRelation, type RelationDefinition } from './relations.js';
+import type { MetaConditions } from '../query/meta-conditions.js';
 import { MemoryStorage } from '../storage/memory.js';
 import type { Storage } from '../storage/storage.js';
 
@@ -87,6 +89,14 @@ export interface ResourceDefinition<T extends object = Entity, O extends object 
    * `{ properties, unique, ignoreCase }`. See docs/storage.md.
    */
   indexes?: readonly IndexDefinition[];
+  /**
+   * Relations to other resources, by name: `{ Customer: { toOne: 'Customer', via: 'CustomerId' } }`
+   * (a property here holds the key of an entity there) or `{ Orders: { toMany: 'Order', via:
+   * 'CustomerId' } }` (a property there holds this entity's key). `embed=Customer` puts the
+   * related entities into each entity; conditions may go through them (`Customer.Name=Ann`).
+   * See docs/relations.md.
+   */
+  relations?: Readonly<Record<string, RelationDefinition>>;
 }
 
 interface View {
@@ -124,10 +134,21 @@ export class Resource {
   readonly binary?: BinaryResourceDefinition;
   /** Generated scans for this resource's queries (the service's `compiledQueries`, docs/performance.md). */
   private readonly generate: boolean;
+  /** Its relations to other resources (docs/relations.md). */
+  readonly relations: Relations<Resource>;
 
   constructor(
     definition: AnyResourceDefinition,
-    options: { kind?: ResourceKind; events: boolean; ajv: Ajv; binary?: BinaryResourceDefinition; compiledQueries?: boolean },
+    options: {
+      kind?: ResourceKind;
+      events: boolean;
+      ajv: Ajv;
+      binary?: BinaryResourceDefinition;
+      compiledQueries?: boolean;
+      /** Finds the resources its relations name (the service's registry). */
+      find?: (name: string) => Resource | undefined;
+      maxEmbedded?: number;
+    },
   ) {
     if (!/^[\p{L}_][\p{L}\p{N}_.]*$/u.test(definition.name) || definition.name.endsWith('.')) {
       throw new Error(`Invalid resource name '${definition.name}': use letters, digits, '_' and '.'`);
@@ -156,6 +177,7 @@ export class Resource {
     this.validator = validatorOf(this.name, definition.schema, options.ajv);
     this.hooks = resourceHooks(this.name, this.definition.hooks, this.definition.beforeWrite, this.definition.afterWrite);
     this.rowRules = new RowRules(this.name, definition.rules?.rows, this.schema);
+    this.relations = new Relations<Resource>(this, definition.relations, options.find ?? (() => undefined), options.maxEmbedded);
     this.views = (definition.views ?? []).map((v) => {
       const parsed = parseUri(`/_/${v.conditions || '_'}/${v.meta || '_'}`);
       if (parsed.error) throw new Error(`View '${v.name}' of '${this.name}': ${parsed.error.message}`);
@@ -184,19 +206,58 @@ export class Resource {
   query(parsed: ParsedUri, rule: RowRule | null = null): CompiledQuery {
     if (rule !== null && rule.conditions.length > 0) {
       const q = this.query(parsed);
-      return compileQuery([...rule.conditions, ...q.conditions], q.meta, this.generate);
+      const ruled = compileQuery([...rule.conditions, ...q.conditions], q.meta, this.generate);
+      return q.through === undefined ? ruled : { ...ruled, through: q.through };
     }
     let q = this.compiled.get(parsed);
     if (q === undefined) {
       const view = this.view(parsed.view);
       const addressed = parsed.bare === undefined ? parsed.conditions : keyConditions(this.name, this.key, parsed.bare, parsed.bareValues);
-      const conditions = typeConditions(view ? [...view.conditions, ...addressed] : addressed, this.schema);
+      // Items that read a relation are typed by the related resource's schema, when the request resolves them.
+      const { own, through } = this.relations.partition(view ? [...view.conditions, ...addressed] : addressed);
+      const conditions = typeConditions(own, this.schema);
       const meta = toMetaConditions(view ? joinMeta(view.meta, parsed.meta) : parsed.meta);
-      checkMetaLocators(meta, this.schema);
+      checkMetaLocators(meta, this.schema, this.embedded(meta));
       q = compileQuery(conditions, meta, this.generate);
+      if (through.length > 0) q = { ...q, through };
       this.compiled.set(parsed, q);
     }
     return q;
+  }
+
+  /** A query of this resource from conditions already typed (a relation's reads, docs/relations.md). */
+  compile(conditions: readonly ConditionItem[], meta: MetaConditions): CompiledQuery {
+    return compileQuery(conditions, meta, this.generate);
+  }
+
+  /**
+   * The relations `embed` names, by lower-case name: 400 for a name that is none, and for a
+   * meta-condition that reads a relation not embedded (docs/relations.md).
+   */
+  private embedded(meta: MetaConditions): ReadonlySet<string> {
+    const names = new Set<string>();
+    for (const name of meta.embed ?? []) {
+      if (this.relations.get(name) === undefined) throw unknownRelation(this.name, name, this.relations);
+      names.add(name.toLowerCase());
+    }
+    if (this.relations.size === 0) return names;
+    const made = new Set([...(meta.add ?? []).map((l) => l.text.toLowerCase()), ...(meta.rename ?? []).map((r) => r.to.toLowerCase())]);
+    const locators = [
+      ...(meta.select ?? []),
+      ...(meta.add ?? []),
+      ...(meta.rename ?? []).map((r) => r.from),
+      ...(meta.order ?? []).map((k) => k.locator),
+      ...(meta.safepost ?? []),
+    ];
+    for (const l of locators) {
+      const head = l.segments[0];
+      if (this.relations.has(head) && !names.has(head.toLowerCase()) && !made.has(l.text.toLowerCase()) && !made.has(head.toLowerCase()))
+        throw new ServiceError(
+          'InvalidMetaConditionSyntax',
+          `'${l.text}' reads the relation '${this.relations.get(head)!.name}' of '${this.name}', which is not embedded: add embed=${this.relations.get(head)!.name}`,
+        );
+    }
+    return names;
   }
 
   private view(name: string | null): View | undefined {

@@ -17,13 +17,20 @@ import type { SelectQuery, SelectResult } from '../storage/storage.js';
  * order) of the stored resource the caller may read spells it, the request's own
  * conditions aside; else as the caller wrote it. The stored resource is read only up to
  * the first entity that has every such locator: at once when the first one has them, all
- * of it when none does.
+ * of it when none does. `preset` names some of them already.
  */
-export function withOutputNames(resource: Resource, q: CompiledQuery, rows: RowRule | null): Eventually<CompiledQuery> {
+export function withOutputNames(
+  resource: Resource,
+  q: CompiledQuery,
+  rows: RowRule | null,
+  preset?: ReadonlyMap<Locator, string>,
+): Eventually<CompiledQuery> {
   const locators = named(q);
   if (locators.length === 0) return q;
-  const names = new Map<Locator, string>();
+  // `preset`: names fixed already (an embedded relation's, docs/relations.md).
+  const names = new Map<Locator, string>(preset);
   for (const l of locators) {
+    if (names.has(l)) continue;
     const name = schemaSpelling(resource.schema, l.segments);
     if (name !== undefined) names.set(l, name);
   }

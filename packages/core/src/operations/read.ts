@@ -22,12 +22,14 @@ import {
   type Provenance,
   type ReadSettings,
 } from './plan.js';
+import { selectEmbedded } from './embed.js';
+import type { RelatedReads } from './related.js';
 
 /**
  * The entities a GET returns (output form, projected): at once when the storage answers
  * at once and there is no search to scan, else a promise.
  */
-function selectOutput(
+export function selectOutput(
   resource: Resource,
   q: CompiledQuery,
   rows: RowRule | null = null,
@@ -115,6 +117,7 @@ async function totalOf(op: OperationContext): Promise<number> {
   const m = query.meta;
   if (query.search === null && !m.distinct && !resource.definition.toOutput && !rows?.filter && resource.storage.count)
     return resource.storage.count({ conditions: query.conditions, predicate: query.predicate });
+  if (m.embed !== null && m.distinct) return (await selectEmbedded(resource, query, rows, relatedReads(op), false)).length;
   const unpaged: CompiledQuery = { ...query, meta: { ...m, offset: 0, limit: -1 } };
   return (await selectOutput(resource, unpaged, rows, op.searchBudget ?? DEFAULT_SEARCH_BUDGET)).length;
 }
@@ -125,12 +128,24 @@ async function readAfterHook(op: OperationContext): Promise<Result> {
 }
 
 function read(op: OperationContext): Eventually<Result> {
+  if (op.query.meta.embed !== null) return readEmbedded(op);
   const provenance: Provenance = { projected: 0 };
   // An afterRead hook takes the whole array.
   const stream = !op.resource.hooks.afterRead && op.stream === true;
   const settings = { rows: op.rows, budget: op.searchBudget ?? DEFAULT_SEARCH_BUDGET, provenance, stream };
   const selected = selectFrom(op.resource, op.query, settings);
   return isPromise(selected) ? readLater(op, selected, provenance) : readResult(op, selected, provenance);
+}
+
+/** A GET with `embed` (docs/relations.md): no ETag, since the answer holds other resources' entities. */
+async function readEmbedded(op: OperationContext): Promise<Result> {
+  const selected = await selectEmbedded(op.resource, op.query, op.rows, relatedReads(op));
+  return op.resource.hooks.afterRead ? afterReadHook(op, selected, undefined) : entitiesResult(selected, undefined);
+}
+
+/** How the operation reads related resources: with the caller's rights. */
+function relatedReads(op: OperationContext): RelatedReads {
+  return { caller: op.caller, authorize: op.authorize, select: selectOutput, budget: op.searchBudget };
 }
 
 async function readLater(op: OperationContext, selected: PromiseLike<Entity[] | Streamed>, provenance: Provenance): Promise<Result> {
@@ -163,11 +178,14 @@ function versionOfOutput(resource: Resource, q: CompiledQuery, output: Entity, p
   return provenance.projected === 1 ? entityVersion(resource.storage, provenance.stored!) : undefined;
 }
 
-export const report: Operation = async ({ resource, query, rows, caller, searchBudget }) => {
+export const report: Operation = async (op) => {
+  const { resource, query, rows, caller, searchBudget } = op;
   if (resource.hooks.beforeRead) await resource.hooks.beforeRead(caller);
   const m = query.meta;
   const plain = query.search === null && !m.distinct && m.limit < 0 && m.offset === 0 && !resource.definition.toOutput && !rows?.filter;
   if (plain && resource.storage.count)
     return { kind: 'count', count: await resource.storage.count({ conditions: query.conditions, predicate: query.predicate }) };
+  if (m.embed !== null && m.distinct)
+    return { kind: 'count', count: (await selectEmbedded(resource, query, rows, relatedReads(op), false)).length };
   return { kind: 'count', count: (await selectOutput(resource, query, rows, searchBudget)).length };
 };

@@ -25,6 +25,12 @@ export interface CompiledQuery {
   sourceOrder: readonly Locator[] | null;
   /** False: never a generated scan for this query (the service's `compiledQueries: false`). */
   generate?: boolean;
+  /**
+   * Condition items that read a related resource (`Customer.Name=Ann`, docs/relations.md):
+   * not in `conditions` nor `predicate` yet. The request turns them into conditions on this
+   * resource's own properties before any operation runs the query.
+   */
+  through?: readonly ConditionItem[];
 }
 
 export function compileQuery(conditions: readonly ConditionItem[], meta: MetaConditions, generate = true): CompiledQuery {

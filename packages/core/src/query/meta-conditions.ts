@@ -34,6 +34,8 @@ export interface MetaConditions {
   safepost: Locator[] | null;
   /** `count=true`: the answer also says how many entities match before offset and limit. */
   count: boolean;
+  /** `embed=Customer,Orders`: the relations whose entities go into each entity, as written (docs/relations.md). */
+  embed: readonly string[] | null;
 }
 
 export const NO_META: MetaConditions = Object.freeze({
@@ -49,6 +51,7 @@ export const NO_META: MetaConditions = Object.freeze({
   searchRegex: null,
   safepost: null,
   count: false,
+  embed: null,
 });
 
 export function toMetaConditions(entries: readonly MetaEntry[]): MetaConditions {
@@ -109,6 +112,12 @@ function apply(m: MetaConditions, key: MetaKey, value: string): void {
       break;
     case 'search':
       m.search = nonEmpty(key, value);
+      break;
+    case 'embed':
+      m.embed = items(key, value).map((name) => {
+        if (!/^[\p{L}_][\p{L}\p{N}_]*$/u.test(name)) bad(key, value, 'a comma-separated list of relation names');
+        return name;
+      });
       break;
     case 'search_regex':
       m.searchRegex = nonEmpty(key, value);

@@ -30,18 +30,24 @@ export function typeConditions(conditions: readonly ConditionItem[], schema: Jso
  * Meta-condition locators on a resource with a schema must name declared properties, as
  * condition locators must (404 UnknownProperty); names made by add or rename are outputs.
  */
-export function checkMetaLocators(meta: MetaConditions, schema: JsonSchema | undefined): void {
+export function checkMetaLocators(meta: MetaConditions, schema: JsonSchema | undefined, embedded: ReadonlySet<string> = NONE): void {
   if (!schema?.properties) return;
   const made = new Set([...(meta.add ?? []).map((l) => l.text.toLowerCase()), ...(meta.rename ?? []).map((r) => r.to.toLowerCase())]);
-  const check = (l: Locator, where: string) => {
-    if (!made.has(l.text.toLowerCase()) && !made.has(l.segments[0].toLowerCase())) schemaTypeAt(schema, l.segments, where);
+  // An embedded relation's values are not the resource's properties (docs/relations.md).
+  const declared = (l: Locator, where: string) => {
+    if (!embedded.has(l.segments[0].toLowerCase())) schemaTypeAt(schema, l.segments, where);
   };
-  for (const l of meta.add ?? []) schemaTypeAt(schema, l.segments, `add=${l.text}`);
-  for (const r of meta.rename ?? []) schemaTypeAt(schema, r.from.segments, `rename=${r.from.text}->${r.to}`);
+  const check = (l: Locator, where: string) => {
+    if (!made.has(l.text.toLowerCase()) && !made.has(l.segments[0].toLowerCase())) declared(l, where);
+  };
+  for (const l of meta.add ?? []) declared(l, `add=${l.text}`);
+  for (const r of meta.rename ?? []) declared(r.from, `rename=${r.from.text}->${r.to}`);
   for (const l of meta.safepost ?? []) schemaTypeAt(schema, l.segments, `safepost=${l.text}`);
   for (const l of meta.select ?? []) check(l, `select=${l.text}`);
   for (const k of meta.order ?? []) check(k.locator, `order=${k.locator.text}`);
 }
+
+const NONE: ReadonlySet<string> = new Set();
 
 /** The declared type at a locator; undefined when the schema does not say. */
 function schemaTypeAt(schema: JsonSchema, segments: readonly string[], where: string): string | undefined {

@@ -7,6 +7,10 @@ import type { Resource } from '../model/resources.js';
 import type { Negotiated } from '../content-types/protocols.js';
 import type { Result } from '../operations/results.js';
 import { OPERATIONS } from '../operations/write.js';
+import { selectOutput } from '../operations/read.js';
+import { resolveQuery } from '../operations/related.js';
+import type { RowRule } from '../model/rules.js';
+import type { CompiledQuery } from '../query/evaluate.js';
 import type { Origin } from '../outgoing/origin.js';
 import { sendToDestination } from '../outgoing/source-destination.js';
 import type { Entity } from '../query/conditions.js';
@@ -108,7 +112,18 @@ function run(host: PipelineHost, ctx: RequestContext, parsed: ParsedUri): Eventu
   const rows = resource.rows(caller, ruleMethod(ctx.method));
   const query = resource.query(parsed, rows);
   const output = host.protocols.forAccept(ctx.header('accept'));
-  const operating = new Operating(host, ctx, resource, query, caller, rows, output);
+  if (query.through !== undefined) return throughRelations(host, ctx, resource, query, caller, rows, output, operation);
+  return prepared(host, ctx, resource, output, operation, new Operating(host, ctx, resource, query, caller, rows, output));
+}
+
+function prepared(
+  host: PipelineHost,
+  ctx: RequestContext,
+  resource: Resource,
+  output: Negotiated,
+  operation: (operating: Operating) => Eventually<Result>,
+  operating: Operating,
+): Eventually<PlainResponse> {
   // A type that loads its writer on first use (Excel) is ready, or the request is refused, before anything is written.
   const preparing = output.contentType.prepare?.();
   if (preparing !== undefined) return preparing.then(() => operate(host, ctx, resource, output, operation, operating));
@@ -126,6 +141,31 @@ function operate(
   if (ctx.trace !== undefined) ctx.trace.operationStart = performance.now();
   const result = operation(operating);
   return isPromise(result) ? finishLater(host, ctx, resource, output, result) : finish(host, ctx, resource, output, result);
+}
+
+/**
+ * A query with conditions through relations (`Customer.Name=Ann`, docs/relations.md): they
+ * are made conditions on the resource's own properties, reading the related resources with
+ * the caller's rights, before the operation runs it.
+ */
+async function throughRelations(
+  host: PipelineHost,
+  ctx: RequestContext,
+  resource: Resource,
+  query: CompiledQuery,
+  caller: Caller,
+  rows: RowRule | null,
+  output: Negotiated,
+  operation: (operating: Operating) => Eventually<Result>,
+): Promise<PlainResponse> {
+  if (ctx.method === 'PUT')
+    throw new ServiceError(
+      'InvalidConditionSyntax',
+      `A PUT's conditions give the values of the entity it writes: '${query.through![0].text}' goes through a relation; use PATCH to change the entities it selects`,
+    );
+  const reads = { caller, authorize: (name: string, method: string) => host.authorize(caller, name, method), select: selectOutput };
+  const resolved = await resolveQuery(resource, query, { ...reads, budget: host.options.searchBudget });
+  return prepared(host, ctx, resource, output, operation, new Operating(host, ctx, resource, resolved, caller, rows, output));
 }
 
 async function finishLater(
