@@ -9,6 +9,7 @@ import { indexSuite } from './index-suite';
 import { keyPathsSuite } from './key-paths-suite';
 import { orSuite } from './or-suite';
 import { countSuite } from './count-suite';
+import { relationSuite } from './relation-suite';
 import { projectionSuite } from './projection-suite';
 import { streamSuite } from './stream-suite';
 import { storageContract } from '../../core/test/storage-contract';
@@ -556,6 +557,7 @@ export function sqlSuite(open: () => Promise<Backend>): void {
   keyPathsSuite(() => db, freshTable);
   orSuite(() => db, freshTable);
   countSuite(() => db, freshTable);
+  relationSuite(() => db, freshTable);
   dateSuite(() => db, freshTable);
   searchSuite(() => db, freshTable);
   adminSuite(
