@@ -6,6 +6,7 @@ import {
   ServiceError,
   type Entity,
   type Method,
+  type RelationDefinition,
   type ResourceDefinition,
   type Service,
   type ServiceOptions,
@@ -21,6 +22,7 @@ import { staticFiles } from './static-files.js';
 import { accessLogger } from './access-log.js';
 import { redact } from './redact.js';
 import { probes } from './probes.js';
+import { inferRelations, SAMPLED } from './relations.js';
 
 export { parseServeArgs, USAGE, type ServeOptions } from './args.js';
 
@@ -103,9 +105,10 @@ function addResources(
   config: CliConfig,
   readOnly: boolean,
   inferKey: (name: string) => string | undefined = () => undefined,
+  sample?: (name: string) => readonly Entity[],
 ): Map<string, ResourceDefinition['key']> {
   const keys = new Map<string, ResourceDefinition['key']>();
-  for (const { name, singular } of resources) {
+  const definitions = resources.map(({ name, singular }) => {
     const settings = configFor(config, name) ?? {};
     const definition: ResourceDefinition = {
       name,
@@ -116,6 +119,25 @@ function addResources(
       indexes: settings.indexes,
       key: settings.key ?? (singular ? undefined : inferKey(name)),
     };
+    return { name, singular, settings, definition };
+  });
+  // json-server's relations (postId in comments -> posts), among the resources of many entities.
+  const relations =
+    sample === undefined
+      ? new Map<string, Record<string, RelationDefinition>>()
+      : inferRelations(
+          definitions
+            .filter((d) => !d.singular)
+            .map(({ name, definition }) => ({
+              name,
+              key: definition.key,
+              declared: Object.keys((definition.schema as { properties?: object } | undefined)?.properties ?? {}),
+              sample: sample(name),
+            })),
+        );
+  for (const { name, singular, settings, definition } of definitions) {
+    const related = relations.get(name);
+    if (related !== undefined) definition.relations = related;
     if (readOnly || settings.readOnly) definition.methods = READ;
     else if (singular) {
       definition.methods = SINGULAR;
@@ -193,7 +215,8 @@ export async function createFileService(
   checkConfigNames(config, resources, options.file);
   const service = createService(serviceOptions(options, config, (name) => store.adminStorage(name)));
   const infer = (name: string) => inferKey(store.resources.get(name)!.all(), (property) => store.uniqueIn(name, property));
-  const keys = addResources(service, resources, (name) => store.storage(name), config, options.readOnly ?? false, infer);
+  const sample = (name: string) => store.resources.get(name)!.all().slice(0, SAMPLED);
+  const keys = addResources(service, resources, (name) => store.storage(name), config, options.readOnly ?? false, infer, sample);
   // At start rather than at the first POST: the key check reads the index (a second or two at 1M entities).
   for (const [name, key] of keys) {
     const property = typeof key === 'string' ? key : key?.length === 1 ? key[0] : undefined;

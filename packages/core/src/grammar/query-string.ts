@@ -2,7 +2,8 @@
  * A query string is never read (docs/uri.md): `/posts?author=me` would otherwise answer
  * every post. The 400 shows the path form of the same query, translating the forms
  * json-server users write (0.17: `views_gte=10`, `_sort`/`_order`, `_page`/`_limit`,
- * `q`, `id=1&id=2`; 1.x: `views:gte=10`, `id:in=1,2`, `_sort=-views,title`, `_per_page`).
+ * `q`, `id=1&id=2`, `_embed`/`_expand`; 1.x: `views:gte=10`, `id:in=1,2`, `_sort=-views,title`,
+ * `_per_page`, `_embed`).
  */
 
 const OPERATORS: Record<string, string> = { gte: '>=', lte: '<=', gt: '>', lt: '<', ne: '!=' };
@@ -13,6 +14,8 @@ export function pathFormOf(path: string, query: string): string {
   const conditions: Array<string | (() => string)> = conditionsPart === '' || conditionsPart === '_' ? [] : [conditionsPart];
   const meta = metaPart === '' || metaPart === '_' ? [] : [metaPart];
   const params = new Map<string, string>();
+  // `_embed=comments&_expand=post` (0.17), `_embed=` of 1.x for either: one embed list (docs/relations.md).
+  const embedded: string[] = [];
   // json-server reads a repeated name as any of its values (`id=1&id=2`): one item with alternatives.
   const equal = new Map<string, string[]>();
   for (const pair of query.split('&')) {
@@ -28,6 +31,7 @@ export function pathFormOf(path: string, query: string): string {
     else if (like) meta.push(`search_regex=${value},${like[1]}`);
     else if (among) conditions.push(`${among[1]}=${value.split(',').join('|')}`);
     else if (key === 'q') meta.push(`search=${value}`);
+    else if (key === '_embed' || key === '_expand') embedded.push(...value.split(',').filter((v) => v !== ''));
     else if (!key.startsWith('_')) {
       const values = equal.get(key);
       if (values === undefined) {
@@ -37,6 +41,7 @@ export function pathFormOf(path: string, query: string): string {
       } else values.push(value);
     }
   }
+  if (embedded.length > 0) meta.push(`embed=${[...new Set(embedded)].join(',')}`);
   const sort = params.get('_sort');
   if (sort) meta.push(...orderOf(sort, params.get('_order')));
   const limit = params.get('_limit') ?? params.get('_per_page');
