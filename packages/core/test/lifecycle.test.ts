@@ -6,7 +6,6 @@ import { call, RAW } from './handle-support';
 function recorded() {
   const log: string[] = [];
   // One recorder fits every hook's signature: it logs, and beforeWrite gives back its entity.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a stand-in for ten hook signatures
   const step =
     (name: string): any =>
     (...args: unknown[]) => {
