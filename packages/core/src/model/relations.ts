@@ -8,7 +8,7 @@ import { findKey, Locator } from '../grammar/locator.js';
 import type { JsonSchema } from '../query/schema-types.js';
 
 /** The default of `maxEmbedded`: most related entities one embedded to-many array holds. */
-export const DEFAULT_MAX_EMBEDDED = 1000;
+const DEFAULT_MAX_EMBEDDED = 1000;
 
 /** A relation as an app declares it, under its name in `relations` (docs/relations.md). */
 export type RelationDefinition =

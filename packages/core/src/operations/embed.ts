@@ -77,7 +77,7 @@ function relationNames(resource: Resource, q: CompiledQuery, embedded: ReadonlyS
  * Copies of the entities with each relation's entities under its name: one read of the
  * related resource per relation for all of them (an IN list of their keys).
  */
-export async function embedInto(
+async function embedInto(
   resource: Resource,
   entities: readonly Entity[],
   relations: readonly Relation<Resource>[],

@@ -16,7 +16,7 @@ import { typeConditions } from '../query/schema-types.js';
 import type { Eventually } from '../util/eventually.js';
 
 /** The read path of a GET (operations/read.ts), given so this module does not import it. */
-export type SelectOutput = (resource: Resource, q: CompiledQuery, rows: RowRule | null, budget?: number) => Eventually<Entity[]>;
+type SelectOutput = (resource: Resource, q: CompiledQuery, rows: RowRule | null, budget?: number) => Eventually<Entity[]>;
 
 /** What reading a related resource needs of the request. */
 export interface RelatedReads {
@@ -35,7 +35,7 @@ const IN_LIST_MAX = 1000;
  * the target's own relations), in `order`: its rights (403 otherwise), row rule, beforeRead
  * and afterRead hooks and toOutput apply as to a GET. `why` says what asked, for the 403.
  */
-export async function readRelated(
+async function readRelated(
   target: Resource,
   items: readonly ConditionItem[],
   order: readonly OrderKey[] | null,
@@ -87,11 +87,7 @@ export async function readRelatedIn(
  * may read>`; a to-many `Orders.Total>100` is `Id=<the CustomerId of every such order>`
  * (true when any related entity satisfies it). null when one item can match nothing.
  */
-export async function resolveThrough(
-  resource: Resource,
-  through: readonly ConditionItem[],
-  reads: RelatedReads,
-): Promise<ConditionItem[] | null> {
+async function resolveThrough(resource: Resource, through: readonly ConditionItem[], reads: RelatedReads): Promise<ConditionItem[] | null> {
   const out: ConditionItem[] = [];
   for (const item of through) {
     const alternatives = 'anyOf' in item ? item.anyOf : [item];
@@ -165,7 +161,7 @@ function literalText(literal: Literal): string {
 }
 
 /** Conditions no entity satisfies (`X=null&X!=null`), for a condition through a relation that no related entity met. */
-export function never(locator: Locator): Condition[] {
+function never(locator: Locator): Condition[] {
   return [
     { locator, op: '=', value: { kind: 'null' }, text: `${locator.text}=null` },
     { locator, op: '!=', value: { kind: 'null' }, text: `${locator.text}!=null` },
