@@ -34,6 +34,7 @@ import type { Storage } from './storage/storage.js';
 import { checkStorages, type Readiness } from './storage/readiness.js';
 import { MIN_ETAG_SECRET_LENGTH, useEtagSecret } from './storage/version.js';
 import { DEFAULT_SEARCH_BUDGET } from './query/scan.js';
+import { DEFAULT_DERIVED_LIMITS } from './query/large.js';
 import { resolveWebhookOptions, type WebhookOptions } from './webhooks/delivery.js';
 import { Webhooks } from './webhooks/webhooks.js';
 import { EventStreams, type StreamOptions } from './streams/streams.js';
@@ -100,6 +101,13 @@ export interface ServiceOptions {
   maxCausedRequests?: number;
   /** Characters of text search and search_regex may scan per request (default 32 Mi); more is 400. */
   searchBudget?: number;
+  /** Locators `add` and `select` may list together in one request (default 100); more is 400 (docs/limits.md). */
+  maxLocators?: number;
+  /**
+   * Values `add` and `select` may make in one request, entities projected times locators
+   * (default 10,000,000); more is 400 (docs/limits.md).
+   */
+  maxDerivedValues?: number;
   /**
    * Generate each query's scan as code (`new Function`, default true where the runtime
    * allows it). `false` turns it off for this service's queries (for a CSP that forbids
@@ -130,6 +138,8 @@ type ResolvedOptions = Required<
     | 'events'
     | 'allowPrivateDestinations'
     | 'searchBudget'
+    | 'maxLocators'
+    | 'maxDerivedValues'
     | 'maxCausedRequests'
   >
 > &
@@ -186,6 +196,8 @@ export class Service {
       events: true,
       allowPrivateDestinations: false,
       searchBudget: DEFAULT_SEARCH_BUDGET,
+      maxLocators: DEFAULT_DERIVED_LIMITS.maxLocators,
+      maxDerivedValues: DEFAULT_DERIVED_LIMITS.maxDerivedValues,
       maxCausedRequests: DEFAULT_MAX_CAUSED,
       ...given,
     };
@@ -199,6 +211,10 @@ export class Service {
     const embedded = this.options.maxEmbedded;
     if (embedded !== undefined && !(Number.isInteger(embedded) && embedded >= 0))
       throw new Error(`maxEmbedded must be a whole number of at least 0, not ${embedded}`);
+    for (const name of ['maxLocators', 'maxDerivedValues'] as const) {
+      const n = this.options[name];
+      if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a whole number of at least 1, not ${n}`);
+    }
     if (etagSecret !== undefined && (typeof etagSecret !== 'string' || etagSecret.length < MIN_ETAG_SECRET_LENGTH))
       throw new Error(`etagSecret must be a string of at least ${MIN_ETAG_SECRET_LENGTH} characters`);
     this.etagSecret = etagSecret;

@@ -16,9 +16,19 @@ export const jsonLines: ContentType = {
   write(result, context) {
     if (result.kind === 'entities') return lines(result.entities);
     if (result.kind === 'stream') return chunked(result.entities, '', line, nothing);
-    return `${writeJson(result, context)}\n`;
+    const text = writeJson(result, context);
+    return typeof text === 'string'
+      ? `${text}
+`
+      : endLine(text);
   },
 };
+
+/** A large answer's JSON, in chunks, then the line's end. */
+async function* endLine(text: AsyncIterable<string>): AsyncGenerator<string> {
+  yield* text;
+  yield '\n';
+}
 
 const line = (entity: Entity) => `${JSON.stringify(entity)}\n`;
 

@@ -3,6 +3,7 @@ import type { Entity } from '../query/conditions.js';
 import type { Result } from '../operations/results.js';
 import type { ContentType, WriteContext } from './content-type.js';
 import { chunked } from './chunked.js';
+import { nextTurn } from '../util/turn.js';
 
 /**
  * JSON text is UTF-8 (RFC 8259): bytes that are not are refused, not read as U+FFFD and
@@ -37,10 +38,45 @@ export const json: ContentType = {
   streams: true,
 };
 
-/** A result as JSON text: the envelope, or the bare value with `raw=true`. */
-export function writeJson(result: Result, context: WriteContext): string {
+/**
+ * A result as JSON text: the envelope, or the bare value with `raw=true`. Text of more than
+ * WHOLE_TEXT characters goes out in chunks, with a turn of the event loop between them
+ * (docs/limits.md#large-work): the first part is made at once, the rest as it is read.
+ */
+export function writeJson(result: Result, context: WriteContext): string | AsyncIterable<string> {
   return context.params.raw === 'true' ? writeRaw(result) : writeEnvelope(result, context);
 }
+
+/** Entities in a body up to this many are written with one JSON.stringify (the common, small case). */
+const WHOLE_ENTITIES = 256;
+/** Text of a body made in the request's own turn; past it the rest is made in chunks, a turn between each. */
+const WHOLE_TEXT = 64 * 1024;
+
+/**
+ * `head`, the entities as a JSON array, then `tail`: one string when it is small, else
+ * the text made so far and the rest in chunks (chunked.ts), each after a turn.
+ */
+function arrayBody(head: string, entities: readonly Entity[], tail: () => string): string | AsyncIterable<string> {
+  if (entities.length <= WHOLE_ENTITIES) return `${head}${stringifyArray(entities)}${tail()}`;
+  let text = `${head}[`;
+  let i = 0;
+  while (i < entities.length && text.length < WHOLE_TEXT)
+    text += i++ === 0 ? JSON.stringify(entities[i - 1]) : `,${JSON.stringify(entities[i - 1])}`;
+  if (i === entities.length) return `${text}]${tail()}`;
+  return restOf(text, entities, i, tail);
+}
+
+async function* restOf(first: string, entities: readonly Entity[], from: number, tail: () => string): AsyncGenerator<string> {
+  yield first;
+  await nextTurn();
+  yield* chunked(rest(entities, from), '', comma, () => `]${tail()}`);
+}
+
+function* rest(entities: readonly Entity[], from: number): Generator<Entity> {
+  for (let i = from; i < entities.length; i++) yield entities[i];
+}
+
+const comma = (e: Entity) => `,${JSON.stringify(e)}`;
 
 /** A streamed GET: the same text as for an array, written as the entities come. */
 function writeStream(
@@ -94,23 +130,31 @@ export function isStringRecord(value: unknown): value is Record<string, string> 
   return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((v) => typeof v === 'string');
 }
 
-function writeRaw(result: Result): string {
+function writeRaw(result: Result): string | AsyncIterable<string> {
   switch (result.kind) {
     case 'entities':
-      return stringifyArray(result.entities);
+      return arrayBody('', result.entities, nothing);
     case 'count':
       return String(result.count);
     case 'change':
-      return stringifyArray(result.data);
+      return arrayBody('', result.data, nothing);
     default:
       return '';
   }
 }
 
-function writeEnvelope(result: Result, context: WriteContext): string {
+const nothing = () => '';
+
+function writeEnvelope(result: Result, context: WriteContext): string | AsyncIterable<string> {
   switch (result.kind) {
-    case 'entities':
-      return `{"Status":"success","Data":${stringifyArray(result.entities)},"DataCount":${result.entities.length}${totalCount(result.total)},"TimeElapsedMs":${context.elapsedMs()}}`;
+    case 'entities': {
+      const { entities, total } = result;
+      return arrayBody(
+        '{"Status":"success","Data":',
+        entities,
+        () => `,"DataCount":${entities.length}${totalCount(total)},"TimeElapsedMs":${context.elapsedMs()}}`,
+      );
+    }
     case 'count':
       return `{"Status":"success","Count":${result.count},"TimeElapsedMs":${context.elapsedMs()}}`;
     case 'change': {
@@ -118,13 +162,18 @@ function writeEnvelope(result: Result, context: WriteContext): string {
       if (result.inserted !== undefined) counts += `,"InsertedCount":${result.inserted}`;
       if (result.updated !== undefined) counts += `,"UpdatedCount":${result.updated}`;
       if (result.deleted !== undefined) counts += `,"DeletedCount":${result.deleted}`;
-      return `{"Status":"success","Data":${stringifyArray(result.data)},"DataCount":${result.data.length}${counts},"TimeElapsedMs":${context.elapsedMs()}}`;
+      const data = result.data;
+      return arrayBody(
+        '{"Status":"success","Data":',
+        data,
+        () => `,"DataCount":${data.length}${counts},"TimeElapsedMs":${context.elapsedMs()}}`,
+      );
     }
     default:
       return '';
   }
 }
 
-function stringifyArray(entities: Entity[]): string {
+function stringifyArray(entities: readonly Entity[]): string {
   return JSON.stringify(entities);
 }

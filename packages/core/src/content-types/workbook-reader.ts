@@ -6,6 +6,7 @@
  */
 import { attributes, cellText, elements, runText, unescapeXml } from './xml-text.js';
 import { readEntry, zipEntries, ZipError, type InflateBudget, type ZipEntry } from './zip.js';
+import { nextTurn } from '../util/turn.js';
 
 /** A cell's value: text (string cells), a number, a boolean, or a date as ISO text. */
 export interface Cell {
@@ -169,14 +170,31 @@ interface SheetContext {
   date1904: boolean;
 }
 
-function sheetRows(xml: string, context: SheetContext): SheetRow[] {
+/** Rows read between two turns of the event loop: a large import leaves other requests their turns (docs/limits.md#large-work). */
+const ROWS_PER_TURN = 1000;
+
+async function sheetRows(xml: string, context: SheetContext): Promise<SheetRow[]> {
   const data = [...elements(xml, 'sheetData')][0]?.content ?? '';
-  const rows: SheetRow[] = [];
-  let lastRow = 0;
-  for (const row of elements(data, 'row')) {
+  const reading: Reading = { rows: [], lastRow: 0, source: elements(data, 'row') };
+  while (!readRows(reading, context)) await nextTurn();
+  return reading.rows;
+}
+
+interface Reading {
+  rows: SheetRow[];
+  lastRow: number;
+  source: Iterator<{ attrs: string; content: string | null }>;
+}
+
+/** Reads up to ROWS_PER_TURN rows; true when the sheet is read. */
+function readRows(reading: Reading, context: SheetContext): boolean {
+  for (let n = 0; n < ROWS_PER_TURN; n++) {
+    const next = reading.source.next();
+    if (next.done) return true;
+    const row = next.value;
     const r = Number(attributes(row.attrs).r);
-    const number = Number.isInteger(r) && r > 0 ? r : lastRow + 1;
-    lastRow = number;
+    const number = Number.isInteger(r) && r > 0 ? r : reading.lastRow + 1;
+    reading.lastRow = number;
     const cells: Cell[] = [];
     let lastColumn = 0;
     if (row.content !== null) {
@@ -188,9 +206,9 @@ function sheetRows(xml: string, context: SheetContext): SheetRow[] {
         if (cell !== undefined) cells.push({ column, ...cell });
       }
     }
-    if (cells.length > 0) rows.push({ number, cells });
+    if (cells.length > 0) reading.rows.push({ number, cells });
   }
-  return rows;
+  return false;
 }
 
 /** `BC12` -> 55. */

@@ -1,6 +1,7 @@
 import type { Caller } from '../model/caller.js';
 import type { Entity } from '../query/conditions.js';
 import type { CompiledQuery } from '../query/evaluate.js';
+import type { DerivedLimits } from '../query/large.js';
 import type { ChangeKind, Resource } from '../model/resources.js';
 import type { WriteBatch } from '../storage/storage.js';
 import type { Result } from './results.js';
@@ -27,6 +28,8 @@ export interface OperationContext {
   stream?: boolean;
   /** Characters search and search_regex may scan for this request. */
   searchBudget?: number;
+  /** What `add` and `select` may derive for this request (docs/limits.md). */
+  derived?: DerivedLimits;
   /** Who is calling, for hooks. */
   caller: Caller;
   /** The rows the caller may see and change; its conditions are already in `query`. */

@@ -7,7 +7,8 @@ import type { Eventually } from '../util/eventually.js';
 import type { Entity, Predicate } from '../query/conditions.js';
 import { evaluate, pagingCanBePushedDown, type CompiledQuery, type EvaluateOptions } from '../query/evaluate.js';
 import type { Locator } from '../grammar/locator.js';
-import { scanSearch } from '../query/scan.js';
+import { DEFAULT_SEARCH_BUDGET, scanSearch } from '../query/scan.js';
+import { checkDerived, DEFAULT_DERIVED_LIMITS, evaluateLarge, isLarge, type DerivedLimits } from '../query/large.js';
 import { parseSearchSettings, type SearchPredicate } from '../query/search.js';
 import type { Resource } from '../model/resources.js';
 import type { RowRule } from '../model/rules.js';
@@ -22,7 +23,7 @@ export interface Provenance {
 /** How a GET reads: the caller's row rule, the search budget, provenance, and whether it may stream. */
 export interface ReadSettings {
   readonly rows: RowRule | null;
-  readonly budget: number;
+  readonly budget: Budgets;
   readonly provenance?: Provenance;
   readonly stream: boolean;
 }
@@ -32,7 +33,7 @@ export interface ReadPlan {
   /** The query the service applies after the storage (projecting through provenance). */
   readonly query: CompiledQuery;
   readonly filter: Predicate | null;
-  readonly budget: number;
+  readonly budget: Budgets;
   /** The text search goes with the conditions to a storage that applies it (SQL). */
   readonly searching: boolean;
   /** Order and page go to the storage. */
@@ -131,7 +132,7 @@ async function evaluateCollected(
   q: CompiledQuery,
   filter: Predicate | null,
   options: EvaluateOptions,
-  budget: number,
+  budget: Budgets,
 ): Promise<Entity[]> {
   return evaluateScanning(visible(await collect(entities), filter), q, options, budget);
 }
@@ -168,10 +169,31 @@ export function evaluateScanning(
   entities: Entity[],
   q: CompiledQuery,
   options: EvaluateOptions,
-  budget: number,
+  budget: Budgets,
 ): Entity[] | Promise<Entity[]> {
-  if (q.search === null) return evaluate(entities, q, options);
+  if (q.search === null) return evaluateSliced(entities, q, options, budget);
   return searchThenEvaluate(entities, q, q.search, options, budget);
+}
+
+/** evaluate; over a large set with derived work, in slices that give other requests turns (query/large.ts). */
+function evaluateSliced(entities: Entity[], q: CompiledQuery, options: EvaluateOptions, budget: Budgets): Entity[] | Promise<Entity[]> {
+  if (isLarge(entities.length, q, options)) return evaluateLarge(entities, q, options, budget.derived);
+  const out = evaluate(entities, q, options);
+  if (q.project !== null) checkDerived(out.length, q.meta, budget.derived);
+  return out;
+}
+
+/** What one request may scan and derive (the service options searchBudget, maxLocators, maxDerivedValues). */
+export interface Budgets {
+  search: number;
+  derived: DerivedLimits;
+}
+
+export const DEFAULT_BUDGETS: Budgets = { search: DEFAULT_SEARCH_BUDGET, derived: DEFAULT_DERIVED_LIMITS };
+
+/** The budgets of an operation's request; a search budget alone keeps the default derived limits. */
+export function budgetsOf(op: { searchBudget?: number; derived?: DerivedLimits }): Budgets {
+  return { search: op.searchBudget ?? DEFAULT_SEARCH_BUDGET, derived: op.derived ?? DEFAULT_DERIVED_LIMITS };
 }
 
 async function searchThenEvaluate(
@@ -179,13 +201,13 @@ async function searchThenEvaluate(
   q: CompiledQuery,
   search: SearchPredicate,
   options: EvaluateOptions,
-  budget: number,
+  budget: Budgets,
 ): Promise<Entity[]> {
   const m = q.meta;
   const streaming = m.order === null && !m.distinct && m.offset >= 0 && m.limit >= 0;
   const predicate = options.conditionsApplied ? null : q.predicate;
-  const matched = await scanSearch(entities, { predicate, search, budget, enough: streaming ? m.offset + m.limit : -1 });
-  return evaluate(matched, { ...q, search: null }, { ...options, conditionsApplied: true });
+  const matched = await scanSearch(entities, { predicate, search, budget: budget.search, enough: streaming ? m.offset + m.limit : -1 });
+  return evaluateSliced(matched, { ...q, search: null }, { ...options, conditionsApplied: true }, budget);
 }
 
 /** The entities a predicate row rule lets the caller see (ANDed with the conditions, so order does not matter). */

@@ -18,6 +18,9 @@ import {
   outputOf,
   planRead,
   Streamed,
+  budgetsOf,
+  DEFAULT_BUDGETS,
+  type Budgets,
   visible,
   type Provenance,
   type ReadSettings,
@@ -33,7 +36,7 @@ export function selectOutput(
   resource: Resource,
   q: CompiledQuery,
   rows: RowRule | null = null,
-  budget = DEFAULT_SEARCH_BUDGET,
+  budget: Budgets = DEFAULT_BUDGETS,
 ): Eventually<Entity[]> {
   return selectFrom(resource, q, { rows, budget, stream: false }) as Eventually<Entity[]>;
 }
@@ -61,7 +64,7 @@ async function selectThroughOutput(
   q: CompiledQuery,
   toOutput: (e: Entity) => Entity,
   filter: Predicate | null,
-  budget: number,
+  budget: Budgets,
 ): Promise<Entity[]> {
   const all = await collect((await resource.storage.select(SELECT_ALL)).entities);
   return evaluateScanning(visible(all.map(toOutput), filter), q, {}, budget);
@@ -72,8 +75,9 @@ export async function selectTargets(
   resource: Resource,
   q: CompiledQuery,
   rows: RowRule | null,
-  budget = DEFAULT_SEARCH_BUDGET,
+  searchBudget = DEFAULT_SEARCH_BUDGET,
 ): Promise<Entity[]> {
+  const budget: Budgets = { ...DEFAULT_BUDGETS, search: searchBudget };
   const meta = { ...q.meta, add: null, rename: null, select: null, distinct: false };
   const target: CompiledQuery = { ...q, meta, project: null, sourceOrder: meta.order?.map((k) => k.locator) ?? null };
   const toOutput = resource.definition.toOutput;
@@ -119,7 +123,7 @@ async function totalOf(op: OperationContext): Promise<number> {
     return resource.storage.count({ conditions: query.conditions, predicate: query.predicate });
   if (m.embed !== null && m.distinct) return (await selectEmbedded(resource, query, rows, relatedReads(op), false)).length;
   const unpaged: CompiledQuery = { ...query, meta: { ...m, offset: 0, limit: -1 } };
-  return (await selectOutput(resource, unpaged, rows, op.searchBudget ?? DEFAULT_SEARCH_BUDGET)).length;
+  return (await selectOutput(resource, unpaged, rows, budgetsOf(op))).length;
 }
 
 async function readAfterHook(op: OperationContext): Promise<Result> {
@@ -132,7 +136,7 @@ function read(op: OperationContext): Eventually<Result> {
   const provenance: Provenance = { projected: 0 };
   // An afterRead hook takes the whole array.
   const stream = !op.resource.hooks.afterRead && op.stream === true;
-  const settings = { rows: op.rows, budget: op.searchBudget ?? DEFAULT_SEARCH_BUDGET, provenance, stream };
+  const settings = { rows: op.rows, budget: budgetsOf(op), provenance, stream };
   const selected = selectFrom(op.resource, op.query, settings);
   return isPromise(selected) ? readLater(op, selected, provenance) : readResult(op, selected, provenance);
 }
@@ -145,7 +149,7 @@ async function readEmbedded(op: OperationContext): Promise<Result> {
 
 /** How the operation reads related resources: with the caller's rights. */
 function relatedReads(op: OperationContext): RelatedReads {
-  return { caller: op.caller, authorize: op.authorize, select: selectOutput, budget: op.searchBudget };
+  return { caller: op.caller, authorize: op.authorize, select: selectOutput, budget: budgetsOf(op) };
 }
 
 async function readLater(op: OperationContext, selected: PromiseLike<Entity[] | Streamed>, provenance: Provenance): Promise<Result> {
@@ -179,7 +183,7 @@ function versionOfOutput(resource: Resource, q: CompiledQuery, output: Entity, p
 }
 
 export const report: Operation = async (op) => {
-  const { resource, query, rows, caller, searchBudget } = op;
+  const { resource, query, rows, caller } = op;
   if (resource.hooks.beforeRead) await resource.hooks.beforeRead(caller);
   const m = query.meta;
   const plain = query.search === null && !m.distinct && m.limit < 0 && m.offset === 0 && !resource.definition.toOutput && !rows?.filter;
@@ -187,5 +191,5 @@ export const report: Operation = async (op) => {
     return { kind: 'count', count: await resource.storage.count({ conditions: query.conditions, predicate: query.predicate }) };
   if (m.embed !== null && m.distinct)
     return { kind: 'count', count: (await selectEmbedded(resource, query, rows, relatedReads(op), false)).length };
-  return { kind: 'count', count: (await selectOutput(resource, query, rows, searchBudget)).length };
+  return { kind: 'count', count: (await selectOutput(resource, query, rows, budgetsOf(op))).length };
 };

@@ -14,9 +14,10 @@ import type { CompiledQuery } from '../query/evaluate.js';
 import { NO_META, type OrderKey } from '../query/meta-conditions.js';
 import { typeConditions } from '../query/schema-types.js';
 import type { Eventually } from '../util/eventually.js';
+import type { Budgets } from './plan.js';
 
 /** The read path of a GET (operations/read.ts), given so this module does not import it. */
-type SelectOutput = (resource: Resource, q: CompiledQuery, rows: RowRule | null, budget?: number) => Eventually<Entity[]>;
+type SelectOutput = (resource: Resource, q: CompiledQuery, rows: RowRule | null, budget?: Budgets) => Eventually<Entity[]>;
 
 /** What reading a related resource needs of the request. */
 export interface RelatedReads {
@@ -24,7 +25,7 @@ export interface RelatedReads {
   /** The caller's rights on another resource (403 Forbidden). */
   authorize(resource: string, method: string): void;
   select: SelectOutput;
-  budget?: number;
+  budget?: Budgets;
 }
 
 /** Most values one IN list carries; more are read in several selects (SQL's parameters stay bounded). */

@@ -46,7 +46,7 @@ function rank(v: unknown): number {
   }
 }
 
-interface Keyed<T> {
+export interface Keyed<T> {
   key: unknown;
   index: number;
   item: T;
@@ -58,7 +58,7 @@ interface Keyed<T> {
  */
 export type Directions = boolean | readonly boolean[];
 
-function comparator(descending: Directions) {
+export function comparator(descending: Directions) {
   if (typeof descending !== 'boolean') {
     const signs = descending.map((d) => (d ? -1 : 1));
     return <T>(a: Keyed<T>, b: Keyed<T>) => {

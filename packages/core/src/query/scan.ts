@@ -1,6 +1,7 @@
 import { ServiceError } from '../errors.js';
 import type { Entity, Predicate } from './conditions.js';
 import type { SearchPredicate } from './search.js';
+import { nextTurn } from '../util/turn.js';
 
 /** Characters of text one request's search and search_regex may scan (default 32 Mi). */
 export const DEFAULT_SEARCH_BUDGET = 32 * 1024 * 1024;
@@ -49,7 +50,7 @@ export async function scanSearch(entities: readonly Entity[], options: ScanOptio
     i = scanStretch(entities, i, options, meter, out);
     if (i >= entities.length || out.length === options.enough) return out;
     meter.sinceYield = 0;
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    await nextTurn();
   }
 }
 

@@ -37,6 +37,8 @@ export interface PipelineHost extends RootHost {
     readonly maxNestingDepth: number;
     readonly maxEntities: number;
     readonly searchBudget: number;
+    readonly maxLocators: number;
+    readonly maxDerivedValues: number;
     readonly maxCausedRequests: number;
     readonly onError?: (error: ServiceError, info: ErrorInfo) => void;
   };

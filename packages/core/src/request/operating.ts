@@ -8,6 +8,7 @@ import type { OperationContext, Written } from '../operations/context.js';
 import { readSource } from '../outgoing/source-destination.js';
 import type { Entity } from '../query/conditions.js';
 import type { CompiledQuery } from '../query/evaluate.js';
+import { checkLocators, type DerivedLimits } from '../query/large.js';
 import type { WriteBatch } from '../storage/storage.js';
 import type { PreparedEvent } from '../webhooks/events.js';
 import type { RequestContext } from './context.js';
@@ -20,6 +21,7 @@ import { writeConditions } from './preconditions.js';
  */
 export class Operating implements OperationContext {
   readonly searchBudget: number;
+  readonly derived: DerivedLimits;
   readonly ifMatch?: string[];
   readonly ifNoneMatch?: string[];
   private reading: Promise<Entity[]> | undefined;
@@ -35,6 +37,8 @@ export class Operating implements OperationContext {
     private readonly output: Negotiated,
   ) {
     this.searchBudget = host.options.searchBudget;
+    this.derived = host.options;
+    if (query.meta.add !== null || query.meta.select !== null) checkLocators(query.meta, this.derived);
     const conditions = writeConditions(ctx);
     this.ifMatch = conditions.ifMatch;
     this.ifNoneMatch = conditions.ifNoneMatch;
