@@ -37,7 +37,15 @@ async function open(limits?: { maxEntities?: number }) {
 
 async function call(o: Awaited<ReturnType<typeof open>>, method: string, uri: string, body?: unknown) {
   const r = await o.service.handle({ method, uri, headers: RAW, body: body === undefined ? undefined : JSON.stringify(body) });
-  return { status: r.status, body: r.body === null ? null : JSON.parse(String(r.body)) };
+  return { status: r.status, body: r.body === null ? null : JSON.parse(await text(r.body)) };
+}
+
+/** A body as text; a large answer comes in chunks (docs/limits.md#large-work). */
+async function text(body: string | Uint8Array | AsyncIterable<string | Uint8Array>): Promise<string> {
+  if (typeof body === 'string' || body instanceof Uint8Array) return Buffer.from(body).toString('utf8');
+  let out = '';
+  for await (const chunk of body) out += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+  return out;
 }
 
 test('130,000 posts in one POST are journaled, served, and served again after a restart', async () => {

@@ -2,7 +2,7 @@ import { ServiceError } from '../errors.js';
 import type { Entity } from '../query/conditions.js';
 import type { Result } from '../operations/results.js';
 import type { ContentType, WriteContext } from './content-type.js';
-import { chunked } from './chunked.js';
+import { chunked, STREAM_CHUNK } from './chunked.js';
 import { nextTurn } from '../util/turn.js';
 
 /**
@@ -66,17 +66,20 @@ function arrayBody(head: string, entities: readonly Entity[], tail: () => string
   return restOf(text, entities, i, tail);
 }
 
+/**
+ * The text made at once, then the rest of the entities in chunks of about STREAM_CHUNK
+ * characters (as many entities as the first part's average size puts in one), a turn
+ * before each: one JSON.stringify per chunk, as fast as one of the whole array.
+ */
 async function* restOf(first: string, entities: readonly Entity[], from: number, tail: () => string): AsyncGenerator<string> {
   yield first;
-  await nextTurn();
-  yield* chunked(rest(entities, from), '', comma, () => `]${tail()}`);
+  const per = Math.max(1, Math.floor((from * STREAM_CHUNK) / first.length));
+  for (let i = from; i < entities.length; i += per) {
+    await nextTurn();
+    yield `,${JSON.stringify(entities.slice(i, i + per)).slice(1, -1)}`;
+  }
+  yield `]${tail()}`;
 }
-
-function* rest(entities: readonly Entity[], from: number): Generator<Entity> {
-  for (let i = from; i < entities.length; i++) yield entities[i];
-}
-
-const comma = (e: Entity) => `,${JSON.stringify(e)}`;
 
 /** A streamed GET: the same text as for an array, written as the entities come. */
 function writeStream(

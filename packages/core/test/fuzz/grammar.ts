@@ -188,7 +188,16 @@ export function uri(r: Random): string {
   if (r.chance(0.05)) u += `?${r.pick(['id=1', 'apikey=secret', '_sort=Name', '', 'a=%zz'])}`;
   if (r.chance(0.03)) u = u.replace(/\//g, r.pick(['//', '/./', '\\']));
   if (r.chance(0.02)) u = r.pick(['', '*', 'http://x/Person', '/%', '/%ff%fe', `/${'a/'.repeat(2000)}`]);
+  if (r.chance(0.05)) u = nestedRoute(r);
   return u;
+}
+
+/** json-server's nested routes (`/posts/1/comments`) and other paths after a bare key: each must parse or be a 400, never reach the parent. */
+function nestedRoute(r: Random): string {
+  const parent = r.pick(['Person', 'Order', 'posts', 'person']);
+  const key = r.pick(['1', '2', '20', '999', 'x', '%2F', '1.5']);
+  const rest = r.pick(['comments', 'foo/bar', 'Order', '1', 'Id=1', 'Name', '_/limit=1', 'comments/1', '', 'limit=1/extra']);
+  return `/${parent}/${key}/${rest}`;
 }
 
 /** A JSON value nested `depth` levels deep, as objects or arrays. */
@@ -215,7 +224,20 @@ function entity(r: Random): Record<string, unknown> {
   return e;
 }
 
+/** Entities in a big body, around the fuzz service's maxEntities (FUZZ_MAX_ENTITIES) and past it. */
+export const FUZZ_MAX_ENTITIES = 2000;
+
+/** A body of many small entities: up to and past maxEntities, sometimes with one bad entity at the end. */
+function bigBody(r: Random): string {
+  const n = r.pick([FUZZ_MAX_ENTITIES - 1, FUZZ_MAX_ENTITIES, FUZZ_MAX_ENTITIES + 1, 3 * FUZZ_MAX_ENTITIES, 500]);
+  const items = Array.from({ length: n }, (_, i) => ({ Id: 1000 + i, Name: `n${i}`, Age: i % 90 }));
+  const text = JSON.stringify(items);
+  return r.chance(0.2) ? `${text.slice(0, -1)},${r.pick(['1', 'null', '{"Name":', '"x"'])}]` : text;
+}
+
 function body(r: Random): string | undefined {
+  if (r.chance(0.004)) return bigBody(r);
+  if (r.chance(0.0005)) return 'x'.repeat(11 * 1024 * 1024);
   const k = r.int(10);
   if (k === 0) return undefined;
   if (k === 1) return r.pick(['', '{', '[1,', '{"a":}', 'null', '"x"', '42', 'not json', '\uFEFF{}', '{"Name":"a","password":"s3cret"']);
