@@ -76,9 +76,9 @@ async function* restOf(first: string, entities: readonly Entity[], from: number,
   const per = Math.max(1, Math.floor((from * STREAM_CHUNK) / first.length));
   for (let i = from; i < entities.length; i += per) {
     await nextTurn();
-    yield `,${JSON.stringify(entities.slice(i, i + per)).slice(1, -1)}`;
+    const part = `,${JSON.stringify(entities.slice(i, i + per)).slice(1, -1)}`;
+    yield i + per >= entities.length ? `${part}]${tail()}` : part;
   }
-  yield `]${tail()}`;
 }
 
 /** A streamed GET: the same text as for an array, written as the entities come. */
