@@ -7,6 +7,7 @@ import type { Resource } from '../model/resources.js';
 import type { Negotiated } from '../content-types/protocols.js';
 import type { Result } from '../operations/results.js';
 import { OPERATIONS } from '../operations/write.js';
+import { budgetsOf } from '../operations/plan.js';
 import { selectOutput } from '../operations/read.js';
 import { resolveQuery } from '../operations/related.js';
 import type { RowRule } from '../model/rules.js';
@@ -164,7 +165,10 @@ async function throughRelations(
       `A PUT's conditions give the values of the entity it writes: '${query.through![0].text}' goes through a relation; use PATCH to change the entities it selects`,
     );
   const reads = { caller, authorize: (name: string, method: string) => host.authorize(caller, name, method), select: selectOutput };
-  const resolved = await resolveQuery(resource, query, { ...reads, budget: host.options.searchBudget });
+  const resolved = await resolveQuery(resource, query, {
+    ...reads,
+    budget: budgetsOf({ searchBudget: host.options.searchBudget, derived: host.options }),
+  });
   return prepared(host, ctx, resource, output, operation, new Operating(host, ctx, resource, resolved, caller, rows, output));
 }
 
