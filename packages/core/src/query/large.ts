@@ -15,7 +15,7 @@ import { distinctOutputs } from './distinct.js';
  */
 
 /** Sets of up to this many entities are evaluated in one go. */
-export const LARGE_SET = 2000;
+const LARGE_SET = 2000;
 /** Units of work (an entity projected, a value derived, a comparison, an item merged) done between two turns. */
 const SLICE_WORK = 4000;
 /** A page this small is kept while scanning (evaluate's TopK), never a sort of everything. */
@@ -34,7 +34,7 @@ export interface DerivedLimits {
 export const DEFAULT_DERIVED_LIMITS: DerivedLimits = { maxLocators: 100, maxDerivedValues: 10_000_000 };
 
 /** The locators `add` and `select` list together. */
-export function locatorCount(meta: MetaConditions): number {
+function locatorCount(meta: MetaConditions): number {
   return (meta.add?.length ?? 0) + (meta.select?.length ?? 0);
 }
 
@@ -61,7 +61,7 @@ export function checkDerived(outputs: number, meta: MetaConditions, limits: Deri
 }
 
 /** Whether sorting `n` entities for this page is a sort of (nearly) everything. */
-export function sortsMany(n: number, offset: number, limit: number): boolean {
+function sortsMany(n: number, offset: number, limit: number): boolean {
   return n > LARGE_SET && !(offset >= 0 && limit >= 0 && offset + limit <= TOP_K_MAX);
 }
 
