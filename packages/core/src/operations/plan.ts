@@ -191,9 +191,16 @@ export interface Budgets {
 
 export const DEFAULT_BUDGETS: Budgets = { search: DEFAULT_SEARCH_BUDGET, derived: DEFAULT_DERIVED_LIMITS };
 
-/** The budgets of an operation's request; a search budget alone keeps the default derived limits. */
+/** One Budgets per service's limits (they are its options): a GET does not allocate its own. */
+const budgetsOfLimits = new WeakMap<DerivedLimits, Budgets>();
+
+/** The budgets of an operation's request; a search budget alone keeps the default derived limits. Never mutated. */
 export function budgetsOf(op: { searchBudget?: number; derived?: DerivedLimits }): Budgets {
-  return { search: op.searchBudget ?? DEFAULT_SEARCH_BUDGET, derived: op.derived ?? DEFAULT_DERIVED_LIMITS };
+  const search = op.searchBudget ?? DEFAULT_SEARCH_BUDGET;
+  const derived = op.derived ?? DEFAULT_DERIVED_LIMITS;
+  let budgets = budgetsOfLimits.get(derived);
+  if (budgets === undefined || budgets.search !== search) budgetsOfLimits.set(derived, (budgets = { search, derived }));
+  return budgets;
 }
 
 async function searchThenEvaluate(
