@@ -1,63 +1,36 @@
-import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import path from 'node:path';
-
-const TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.htm': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.mjs': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.json': 'application/json; charset=utf-8',
-  '.map': 'application/json; charset=utf-8',
-  '.txt': 'text/plain; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.jpg': 'image/jpeg',
-  '.jpeg': 'image/jpeg',
-  '.gif': 'image/gif',
-  '.webp': 'image/webp',
-  '.ico': 'image/x-icon',
-  '.woff2': 'font/woff2',
-  '.wasm': 'application/wasm',
-};
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import serveStatic from 'serve-static';
 
 /**
- * `--static DIR`: a GET or HEAD whose path names a file under DIR (`/` names index.html)
- * is answered with that file; anything else goes to the service. Paths that would leave
- * DIR (`..`, encoded or not) name no file.
+ * `--static DIR`: a GET or HEAD whose path names a file under DIR (a directory names its
+ * index.html) is answered with that file; anything else goes to the service. The files
+ * are served by `serve-static` (what json-server and Express use): ETag and Last-Modified
+ * with 304 answers, byte ranges (206 / 416), `DIR/sub/index.html` at `/sub/`, dotfiles
+ * hidden, no redirect from `/sub` to `/sub/` (that path stays the service's, so a folder
+ * named like a resource cannot take the resource's URIs), and paths that would
+ * leave DIR (`..`, encoded or not) naming no file (docs/cli.md, "Static files").
  */
 export function staticFiles(dir: string): (req: IncomingMessage, res: ServerResponse) => Promise<boolean> {
-  const root = path.resolve(dir);
-  return async (req, res) => {
-    if (req.method !== 'GET' && req.method !== 'HEAD') return false;
-    const file = fileFor(root, req.url ?? '/');
-    if (file === undefined) return false;
-    const info = await stat(file).catch(() => undefined);
-    if (!info?.isFile()) return false;
-    res.writeHead(200, {
-      'content-type': TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream',
-      'content-length': String(info.size),
-      'last-modified': info.mtime.toUTCString(),
+  const serve = serveStatic(dir, { fallthrough: false, index: ['index.html'], dotfiles: 'ignore', redirect: false });
+  return (req, res) => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') return Promise.resolve(false);
+    return new Promise((resolve) => {
+      res.once('finish', () => resolve(true));
+      res.once('close', () => resolve(true));
+      // serve-static calls `next` only when it did not answer. No such file (404), or a
+      // path it refuses (403: one leaving DIR, a dotfile): the service answers instead.
+      // Any other status is about the file itself: 416 for a range past its end (the
+      // Content-Range header is already set), 412 for a failed precondition, 500 when it
+      // cannot be read.
+      serve(req, res, (error?: unknown) => {
+        const status = (error as { statusCode?: number } | undefined)?.statusCode ?? 500;
+        if (status === 404 || status === 403 || res.headersSent) {
+          resolve(res.headersSent);
+          return;
+        }
+        res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' });
+        res.end(status === 500 ? 'The static file could not be read.\n' : `${http.STATUS_CODES[status] ?? status}\n`);
+      });
     });
-    if (req.method === 'HEAD') res.end();
-    else
-      createReadStream(file)
-        .on('error', (e) => res.destroy(e))
-        .pipe(res);
-    return true;
   };
-}
-
-function fileFor(root: string, url: string): string | undefined {
-  let decoded: string;
-  try {
-    decoded = decodeURIComponent(url.split('?')[0]);
-  } catch {
-    return undefined;
-  }
-  if (decoded.includes('\0')) return undefined;
-  const file = path.resolve(root, `.${decoded === '/' ? '/index.html' : decoded}`);
-  return file.startsWith(root + path.sep) ? file : undefined;
 }

@@ -162,6 +162,45 @@ describe('--static DIR', () => {
     expect(await escape.text()).not.toContain('Hello');
   });
 
+  test('revalidation (304), byte ranges (206, 416), index.html of a folder, dotfiles hidden, a folder named like a resource leaves it to the service', async () => {
+    const site = path.join(dir, 'public');
+    await mkdir(path.join(site, 'docs'), { recursive: true });
+    await mkdir(path.join(site, 'posts'), { recursive: true });
+    await writeFile(path.join(site, 'app.txt'), '0123456789');
+    await writeFile(path.join(site, 'docs', 'index.html'), '<h1>docs</h1>');
+    await writeFile(path.join(site, '.env'), 'SECRET=1');
+    const server = await start(['serve', file, '-p', '0', '--static', site]);
+    const first = await fetch(`${server.url}/app.txt`);
+    expect(await first.text()).toBe('0123456789');
+    const etag = first.headers.get('etag');
+    expect(etag).toBeTruthy();
+    // fetch adds `cache-control: no-cache` to a conditional request unless it has its own;
+    // a browser revalidating sends max-age=0.
+    const again = await fetch(`${server.url}/app.txt`, { headers: { 'if-none-match': String(etag), 'cache-control': 'max-age=0' } });
+    expect(again.status).toBe(304);
+    const since = await fetch(`${server.url}/app.txt`, {
+      headers: { 'if-modified-since': String(first.headers.get('last-modified')), 'cache-control': 'max-age=0' },
+    });
+    expect(since.status).toBe(304);
+    const part = await fetch(`${server.url}/app.txt`, { headers: { range: 'bytes=2-4' } });
+    expect(part.status).toBe(206);
+    expect(part.headers.get('content-range')).toBe('bytes 2-4/10');
+    expect(await part.text()).toBe('234');
+    const suffix = await fetch(`${server.url}/app.txt`, { headers: { range: 'bytes=-3' } });
+    expect(await suffix.text()).toBe('789');
+    const outside = await fetch(`${server.url}/app.txt`, { headers: { range: 'bytes=50-60' } });
+    expect(outside.status).toBe(416);
+    const index = await fetch(`${server.url}/docs/`);
+    expect(index.status).toBe(200);
+    expect(await index.text()).toBe('<h1>docs</h1>');
+    const dotfile = await fetch(`${server.url}/.env`);
+    expect(await dotfile.text()).not.toContain('SECRET');
+    // public/posts is a folder without index.html: /posts is still the resource.
+    const posts = await request(server, 'GET', '/posts');
+    expect(posts.status).toBe(200);
+    expect(posts.json).toEqual(DATA.posts);
+  });
+
   test('a directory that does not exist stops the start', async () => {
     const r = await run(['serve', file, '-p', '0', '--static', path.join(dir, 'nope')]);
     expect(r.code).toBe(1);
