@@ -4,7 +4,7 @@ import { ServiceError } from '../errors.js';
 import { parseUri, type ConditionItem, type MetaEntry, type ParsedUri } from '../grammar/parse.js';
 import { isSecretHeader } from '../model/redaction.js';
 import { joinMeta } from '../query/meta-conditions.js';
-import { Lru } from '../util/lru.js';
+import { LRUCache } from 'lru-cache';
 import type { Protocols } from '../content-types/protocols.js';
 import type { Entity } from '../query/conditions.js';
 import { keyConditions } from '../model/key.js';
@@ -51,7 +51,7 @@ export class Macros {
   private readonly storage: Storage;
   /** Macros by lower-case name, kept current with other instances sharing the storage. */
   private readonly byName: AdminCache<Map<string, Macro>>;
-  private readonly rewrites = new Lru<string, Rewrite>(2000);
+  private readonly rewrites = new LRUCache<string, Rewrite>({ max: 2000 });
 
   /** The Macro resource, for the service to declare. */
   readonly definition: ResourceDefinition<Macro>;

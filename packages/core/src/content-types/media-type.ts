@@ -1,7 +1,11 @@
 /**
  * Media-type syntax of RFC 9110 (8.3.1, 5.6.6): `type/subtype; name=value; name="quoted"`,
- * and comma-separated lists of them (Accept). Written here rather than taken from a
- * package: the maintained parsers need Node 22, and this is all the service needs.
+ * and comma-separated lists of them (Accept). Written here rather than taken from
+ * `content-type` 1.0.5 / `negotiator` 1.1.0 (both run on Node 20) because, on headers the
+ * service must serve, they throw or choose nothing: short bindings (`Content-Type: jl`,
+ * `Accept: jl`), `Accept: application/json;raw=true` (the spec's raw parameter: negotiator
+ * then matches no offer), `Accept: *`, a parameter without a value. Each case is run through
+ * both in test/media-type-packages.test.ts, which fails once an upgrade closes the gap.
  */
 
 export interface ParsedMediaType {

@@ -4,7 +4,7 @@ import { excel } from './excel.js';
 import { json } from './json.js';
 import { jsonLines } from './json-lines.js';
 import { negotiate, parseAccept, parseMediaType } from './negotiation.js';
-import { Lru } from '../util/lru.js';
+import { LRUCache } from 'lru-cache';
 import type { Entity } from '../query/conditions.js';
 
 export interface Negotiated {
@@ -36,7 +36,7 @@ export class Protocols {
   private readonly writers: Registered[] = [];
   private readonly byBinding = new Map<string, Registered>();
   /** Clients repeat the same few Accept values; each is negotiated once. */
-  private readonly acceptCache = new Lru<string, Negotiated | null>(256);
+  private readonly acceptCache = new LRUCache<string, Negotiated | false>({ max: 256 }); // false: nothing acceptable
 
   constructor(defaultProtocol: ProtocolProvider = DEFAULT_PROTOCOL) {
     this.add(defaultProtocol);
@@ -67,10 +67,10 @@ export class Protocols {
     let chosen = this.acceptCache.get(accept);
     if (chosen === undefined) {
       const choice = negotiate(parseAccept(accept), this.writers);
-      chosen = choice ? { contentType: choice.value.type, params: choice.params } : null;
+      chosen = choice ? { contentType: choice.value.type, params: choice.params } : false;
       this.acceptCache.set(accept, chosen);
     }
-    if (chosen === null) {
+    if (chosen === false) {
       throw new ServiceError(
         'NotAcceptable',
         `None of the types in Accept '${accept}' can be written. Supported: ${this.writers.map((r) => r.type.mimeType).join(', ')}`,

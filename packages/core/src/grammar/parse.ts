@@ -1,5 +1,5 @@
 import { ServiceError } from '../errors.js';
-import { Lru } from '../util/lru.js';
+import { LRUCache } from 'lru-cache';
 import { Locator } from './locator.js';
 import { parseLiteral, type Literal } from './literal.js';
 import type { RawItem } from './ast.js';
@@ -95,7 +95,7 @@ export interface ParsedUri {
   restError?: ServiceError | null;
 }
 
-const cache = new Lru<string, ParsedUri>(2000);
+const cache = new LRUCache<string, ParsedUri>({ max: 2000 });
 
 /** Parses a URI path (the part after the service's base path); results are cached. */
 export function parseUri(uri: string): ParsedUri {

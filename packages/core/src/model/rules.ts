@@ -2,7 +2,7 @@ import type { Caller } from './caller.js';
 import { ServiceError } from '../errors.js';
 import { parseUri, type ConditionItem } from '../grammar/parse.js';
 import type { Method } from '../http/types.js';
-import { Lru } from '../util/lru.js';
+import { LRUCache } from 'lru-cache';
 import { compileConditions, type Entity, type Predicate } from '../query/conditions.js';
 import { typeConditions, type JsonSchema } from '../query/schema-types.js';
 
@@ -37,7 +37,7 @@ export interface RowRule {
 
 /** Compiles the row rules of one resource, caching condition texts (rules usually vary by user, not by request). */
 export class RowRules {
-  private readonly compiled = new Lru<string, RowRule>(1000);
+  private readonly compiled = new LRUCache<string, RowRule>({ max: 1000 });
 
   constructor(
     private readonly resource: string,

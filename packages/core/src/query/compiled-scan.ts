@@ -1,5 +1,5 @@
 import { alternativesOf, type Condition, type ConditionItem, type Operator } from '../grammar/parse.js';
-import { Lru } from '../util/lru.js';
+import { LRUCache } from 'lru-cache';
 import { valueTest, type Entity, type Predicate } from './conditions.js';
 import type { Locator } from '../grammar/locator.js';
 import { compareKeys, compareStrings, insertSorted } from './order.js';
@@ -34,7 +34,7 @@ type Generated = (
 
 /** Calls of one query before its scan is generated, so one-off queries do not pay compilation. */
 const TIER_UP = 2;
-const shapes = new Lru<string, Generated>(256);
+const shapes = new LRUCache<string, Generated>({ max: 256 });
 let enabled = true;
 let available: boolean | undefined;
 let generatedCount = 0;

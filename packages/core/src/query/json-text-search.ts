@@ -1,4 +1,4 @@
-import { Lru } from '../util/lru.js';
+import { LRUCache } from 'lru-cache';
 import type { Entity } from './conditions.js';
 
 /** Counts the characters scanned (scan.ts ScanMeter), taken by its shape so the query modules import no cycle. */
@@ -30,13 +30,13 @@ for (let c = 0xd800; c <= 0xdfff; c++) ESCAPE_TAILS.push(`u${c.toString(16)}`);
 function escapedRest(needle: string): string | null {
   // Comparing against every tail costs about 0.1 ms: once per needle, not per request.
   const known = restCache.get(needle);
-  if (known !== undefined) return known;
+  if (known !== undefined) return known === false ? null : known;
   const rest = escapedRestOf(needle);
-  restCache.set(needle, rest);
+  restCache.set(needle, rest ?? false);
   return rest;
 }
 
-const restCache = new Lru<string, string | null>(500);
+const restCache = new LRUCache<string, string | false>({ max: 500 }); // false: no rest (lru-cache holds no null)
 
 function escapedRestOf(needle: string): string | null {
   // Within one tail (`u` in `\u001f`): any string with an escape may hold it.

@@ -1,5 +1,5 @@
 import { ServiceError } from '../errors.js';
-import { Lru } from '../util/lru.js';
+import { LRUCache } from 'lru-cache';
 import { jsonTextSearch } from './json-text-search.js';
 import { compileLinear, type LinearRegExp } from './linear-regex.js';
 import { Locator } from '../grammar/locator.js';
@@ -48,7 +48,7 @@ export function compileSearch(value: string): SearchPredicate {
   };
 }
 
-const regexCache = new Lru<string, LinearRegExp>(500);
+const regexCache = new LRUCache<string, LinearRegExp>({ max: 500 });
 const MAX_PATTERN = 1000;
 /** Regular expressions only run over the first MAX_SUBJECT characters of a value. */
 const MAX_SUBJECT = 100_000;
