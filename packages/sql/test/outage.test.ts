@@ -119,6 +119,8 @@ test('an Error record that cannot be stored (its table is on the database that i
     expect((down.json as { Message: string }).Message).not.toContain('MoreInfoAt');
   } finally {
     await server.resume();
+    // Its webhook worker reads the admin tables on this pool: stopped before afterAll ends the pool.
+    await service.close();
   }
 });
 

@@ -106,6 +106,8 @@ export class DeliveryWorker {
   private readonly controllers = new Set<AbortController>();
   private idleWaiters: Array<() => void> = [];
   private sweepTimer: NodeJS.Timeout | null = null;
+  /** The sweep running, if any: one at a time, and close() waits for it. */
+  private sweeping: Promise<void> | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
   private closed = false;
 
@@ -333,9 +335,16 @@ export class DeliveryWorker {
     }
   }
 
-  /** Picks up messages whose lease ran out (a stopped instance, a restart). */
-  private async sweep(): Promise<void> {
-    if (this.closed) return;
+  /** Picks up messages whose lease ran out (a stopped instance, a restart); a sweep still running is not doubled. */
+  private sweep(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    this.sweeping ??= this.sweepOnce().finally(() => {
+      this.sweeping = null;
+    });
+    return this.sweeping;
+  }
+
+  private async sweepOnce(): Promise<void> {
     try {
       const now = Date.now();
       for (const message of await this.outbox.unleased(now, 1000)) {
@@ -348,7 +357,11 @@ export class DeliveryWorker {
     }
   }
 
-  /** Stops: interrupts attempts in flight and hands every held message back to the outbox. */
+  /**
+   * Stops: interrupts attempts in flight, waits for them, for a sweep and for lease
+   * renewals still running, and hands every held message back to the outbox. Once it
+   * resolves the worker uses its storage no more (the app may end a database pool).
+   */
   async close(): Promise<void> {
     this.closed = true;
     if (this.sweepTimer) clearInterval(this.sweepTimer);
@@ -357,7 +370,7 @@ export class DeliveryWorker {
     this.timers.clear();
     this.ready.length = 0;
     for (const controller of this.controllers) controller.abort(CLOSED);
-    await Promise.allSettled([...this.running]);
+    await Promise.allSettled([...this.running, this.sweeping]);
     await this.owned.settled();
     const held = this.owned.values();
     for (const message of held) this.drop(message);
