@@ -2,20 +2,115 @@
 // this script) against the same queries written by hand through `pg`, on the same table
 // with the same indexes (declared by the resource, built by the storage). Not part of
 // `pnpm bench` nor CI (a minute or two to load 1M rows); --rows=20000 is the small mode.
-//   pnpm run build && node bench/sql-postgres.mjs [--rows=1000000] [--reps=7]
+//   pnpm run build && node bench/sql-postgres.mjs [--rows=1000000] [--reps=7] [--post-seconds=5]
 // Each figure: median of `reps` runs after one warm-up, the two sides taking turns; a
-// query slower than 60 s is cut.
+// query slower than 60 s is cut. Then POST throughput with generated keys: 1 and 3
+// service instances (each its own service, storage and pool, as separate processes would
+// have) over one table, 8 concurrent clients, beside hand-written INSERTs. Every row
+// prints the load average (1 min) when it was measured.
 
-import { getLength, startPostgres } from './lib/postgres.mjs';
+import { loadavg } from 'node:os';
+import { getLength, pg, startPostgres } from './lib/postgres.mjs';
 import { arg } from './lib/stats.mjs';
 
 const ROWS = arg('rows', 1_000_000);
 const REPS = arg('reps', 7);
+const POST_SECONDS = arg('post-seconds', 5);
+const load = () => loadavg()[0].toFixed(1);
 const { createService } = await import(new URL('../packages/core/dist/index.js', import.meta.url));
 const { createSqlStorage } = await import(new URL('../packages/sql/dist/index.js', import.meta.url));
 
-const { pool, stop } = await startPostgres({ max: 4 });
+const { config, pool, stop } = await startPostgres({ max: 4 });
 const log = (m) => process.stderr.write(`${m}\n`);
+
+const POST_CLIENTS = 8;
+const POST_REPS = 3;
+
+/**
+ * POST throughput with generated keys: `instances` services (each its own service, SQL
+ * storage and pool of 4) over one table `name`, POST_CLIENTS clients sending POSTs
+ * without a key round-robin to them for POST_SECONDS; or, with `instances` 0, the same
+ * clients INSERTing by hand (bigserial id, one statement) through one pool of 4.
+ * Returns the rate, each POST's latency, the non-2xx answers, and the rows and keys stored.
+ */
+async function postRun(name, instances) {
+  const pools = Array.from({ length: Math.max(1, instances) }, () => {
+    const p = new pg.Pool({ ...config, max: 4 });
+    p.on('error', () => {});
+    return p;
+  });
+  const services = pools.slice(0, instances).map((p) => {
+    const s = createService();
+    s.addResource({ name: 'Item', key: 'Id', storage: createSqlStorage({ client: p, table: name }) });
+    return s;
+  });
+  await pool.query(`CREATE TABLE IF NOT EXISTS ${name}_hand (id bigserial PRIMARY KEY, body text NOT NULL)`);
+  // Warm-up: tables, key column, counter row.
+  for (const s of services)
+    await s.handle({ method: 'POST', uri: '/Item', headers: { 'content-type': 'application/json' }, body: '{"Name":"warm"}' });
+  const latencies = [];
+  let failed = 0;
+  let sent = 0;
+  const deadline = Date.now() + POST_SECONDS * 1000;
+  const start = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: POST_CLIENTS }, async (_, c) => {
+      for (let n = 0; Date.now() < deadline; n++) {
+        const body = JSON.stringify({ Name: `client ${c} post ${n}`, Age: n % 100 });
+        const t = process.hrtime.bigint();
+        if (instances === 0) await pools[0].query(`INSERT INTO ${name}_hand (body) VALUES ($1) RETURNING id`, [body]);
+        else {
+          const res = await services[sent % instances].handle({
+            method: 'POST',
+            uri: '/Item',
+            headers: { 'content-type': 'application/json' },
+            body,
+          });
+          if (res.status !== 201) failed++;
+        }
+        sent++;
+        latencies.push(Number(process.hrtime.bigint() - t) / 1e6);
+      }
+    }),
+  );
+  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+  const stored =
+    instances === 0 ? null : (await pool.query(`SELECT count(*)::int AS n, count(DISTINCT key)::int AS k FROM ${name}`)).rows[0];
+  await Promise.all(pools.map((p) => p.end()));
+  latencies.sort((a, b) => a - b);
+  return {
+    rate: sent / seconds,
+    latency: latencies[latencies.length >> 1],
+    failed,
+    keys: stored && `${stored.k} / ${stored.n}`,
+    load: load(),
+  };
+}
+
+async function postThroughput() {
+  const writers = [
+    ['library, 1 instance', 1],
+    ['library, 3 instances', 3],
+    ['hand-written INSERT (bigserial id)', 0],
+  ];
+  const runs = writers.map(() => []);
+  for (let r = 0; r < POST_REPS; r++)
+    for (const [i, [, instances]] of writers.entries()) runs[i].push(await postRun(`posts_${instances}_${r}`, instances));
+  return writers.map(([name], i) => {
+    const sorted = [...runs[i]].sort((a, b) => a.rate - b.rate);
+    const m = sorted[sorted.length >> 1];
+    const out = {
+      name,
+      rate: m.rate.toFixed(0),
+      latency: m.latency.toFixed(1),
+      failed: runs[i].reduce((n, x) => n + x.failed, 0),
+      keys: m.keys ?? '-',
+      load: m.load,
+    };
+    log(JSON.stringify(out));
+    return out;
+  });
+}
 
 try {
   const table = 'person';
@@ -62,6 +157,17 @@ try {
     [WIDE],
   );
   service.addResource({ name: 'Wide', storage: wide });
+  // The same rows with a resource key and no declared index: `/Keyed/<key>` is served by the
+  // key column's own unique index (docs/storage.md#keys). Loaded as the storage writes them
+  // (the key column filled, its comment naming the key), so declaring the key refills nothing.
+  const keyed = createSqlStorage({ client: pool, table: 'keyed' });
+  await keyed.ready();
+  await pool.query('ALTER TABLE keyed ADD COLUMN IF NOT EXISTS key jsonb');
+  await pool.query(`INSERT INTO keyed (body, key) SELECT body, jsonb_build_array(id) FROM ${table} ORDER BY id`);
+  await pool.query(`COMMENT ON COLUMN keyed.key IS '["Id"]'`);
+  service.addResource({ name: 'Keyed', key: 'Id', storage: keyed });
+  await keyed.ready();
+  await pool.query('ANALYZE keyed');
   // The same table read as before select was pushed down: whole rows, parsed and projected in Node.
   const whole = { select: ({ select, ...query }) => wide.select(query), write: (batch) => wide.write(batch), stamp: (e) => wide.stamp(e) };
   service.addResource({ name: 'WideWhole', storage: whole });
@@ -75,6 +181,7 @@ try {
   const N = Math.floor(ROWS / 2);
   const CASES = [
     ['key lookup', `/Person/Id=${N}`, `SELECT body FROM ${table} WHERE doc -> 'Id' = $1::jsonb`, [String(N)]],
+    ['key lookup, no declared index (the key column)', `/Keyed/${N}`, 'SELECT body FROM keyed WHERE key = $1::jsonb', [`[${N}]`]],
     [
       'filter + order + limit',
       '/Person/Age=42/order_desc=Score&limit=10',
@@ -129,13 +236,20 @@ try {
       'hand-written ms': typeof hand === 'number' ? hand.toFixed(1) : hand,
       'library ms': typeof lib === 'number' ? lib.toFixed(1) : lib,
       ratio,
+      load: load(),
     });
     log(JSON.stringify(rows.at(-1)));
   }
+  const posts = await postThroughput();
   console.log(`rows: ${ROWS}, reps: ${REPS}, node ${process.version}`);
-  console.log('| query | URI | hand-written `pg` (ms) | library (ms) | library / hand |');
-  console.log('|---|---|---|---|---|');
-  for (const r of rows) console.log(`| ${r.query} | \`${r.uri}\` | ${r['hand-written ms']} | ${r['library ms']} | ${r.ratio} |`);
+  console.log('| query | URI | hand-written `pg` (ms) | library (ms) | library / hand | load |');
+  console.log('|---|---|---|---|---|---|');
+  for (const r of rows)
+    console.log(`| ${r.query} | \`${r.uri}\` | ${r['hand-written ms']} | ${r['library ms']} | ${r.ratio} | ${r.load} |`);
+  console.log(`\nPOST with generated keys, ${POST_CLIENTS} clients, ${POST_SECONDS} s a run, median of ${POST_REPS} interleaved runs`);
+  console.log('| writer | POSTs/s | median latency (ms) | non-2xx | distinct keys / rows | load |');
+  console.log('|---|---|---|---|---|---|');
+  for (const r of posts) console.log(`| ${r.name} | ${r.rate} | ${r.latency} | ${r.failed} | ${r.keys} | ${r.load} |`);
 } finally {
   await stop();
 }

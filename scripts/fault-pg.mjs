@@ -212,6 +212,32 @@ const storedSet = new Set(stored);
 for (let waited = 0; stored.some((id) => !received.has(id)) && waited < 60_000; waited += 250) await sleep(250);
 const died = slots.filter((s) => s.child.exitCode !== null).length;
 
+// A lost event, explained: its outbox message (if still stored) and the failed attempts the instances logged.
+const missing = stored.filter((id) => !received.has(id));
+if (missing.length > 0) {
+  const db = new pg.Client({ ...pgServer.config, database: 'fault' });
+  db.on('error', () => undefined);
+  await db.connect();
+  const now = Date.now();
+  for (const { tablename } of (await db.query("SELECT tablename FROM pg_tables WHERE tablename ILIKE '%outbox%'")).rows) {
+    for (const { body } of (await db.query(`SELECT body FROM "${tablename}"`)).rows) {
+      const m = JSON.parse(body);
+      if (!(m.Entities ?? []).some((e) => missing.includes(e.id))) continue;
+      console.log(
+        `still in ${tablename}: ${m.Id} entities ${JSON.stringify((m.Entities ?? []).map((e) => e.id))} Attempt ${m.Attempt} due in ${m.DueAt - now} ms, leased for ${m.LockedUntil - now} ms`,
+      );
+    }
+  }
+  await db.end();
+  const failed = await (
+    await fetch(`${slots[1 % INSTANCES].url}/Service.Admin.WebhookLog/Success=false`, { headers: { accept: 'application/json;raw=true' } })
+  ).json();
+  const errors = new Map();
+  for (const r of Array.isArray(failed) ? failed : [])
+    errors.set(`${r.Attempt}: ${r.Error}`, (errors.get(`${r.Attempt}: ${r.Error}`) ?? 0) + 1);
+  console.log(`events lost: ${JSON.stringify(missing)}; failed attempts logged (attempt: error -> count):`, Object.fromEntries(errors));
+}
+
 const rows = [...tallies].map(([name, t]) => ({
   phase: name,
   acknowledged: t.acknowledged,
