@@ -71,8 +71,18 @@ const condition = fc
   .map(([l, o, v]) => `${l}${o}${v}`);
 const meta = fc
   .record({
+    // One key, or several (one list, or both directions mixed): the generated top-k scan
+    // compares key by key as selectRange does.
     order: fc.option(
-      fc.tuple(fc.constantFrom('order_asc', 'order_desc'), fc.constantFrom(...LOCATORS)).map(([o, l]) => `${o}=${l}`),
+      fc.oneof(
+        fc.tuple(fc.constantFrom('order_asc', 'order_desc'), fc.constantFrom(...LOCATORS)).map(([o, l]) => `${o}=${l}`),
+        fc
+          .tuple(fc.constantFrom('order_asc', 'order_desc'), fc.array(fc.constantFrom(...LOCATORS), { minLength: 2, maxLength: 3 }))
+          .map(([o, ls]) => `${o}=${ls.join(',')}`),
+        fc
+          .tuple(fc.constantFrom(...LOCATORS), fc.constantFrom(...LOCATORS), fc.boolean())
+          .map(([a, b, descFirst]) => (descFirst ? `order_desc=${a}&order_asc=${b}` : `order_asc=${a}&order_desc=${b}`)),
+      ),
       { nil: undefined },
     ),
     offset: fc.option(

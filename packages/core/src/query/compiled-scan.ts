@@ -66,8 +66,8 @@ export function generatedScans(): number {
 }
 
 interface Entry {
-  order: Locator | null;
-  descending: boolean;
+  order: readonly Locator[] | null;
+  descending: string;
   search: Predicate | null;
   calls: number;
   scan: Scan | null;
@@ -76,14 +76,15 @@ interface Entry {
 const entries = new WeakMap<readonly ConditionItem[], Entry[]>();
 
 /**
- * The generated scan for these conditions, search and order, or null while the query
- * is young or where code generation is off (the caller runs the closure plan).
+ * The generated scan for these conditions, search and order keys, or null while the query
+ * is young or where code generation is off (the caller runs the closure plan). `descending`
+ * holds a letter per order key: `a` ascending, `d` descending ('' without an order).
  */
 export function scanFor(
   conditions: readonly ConditionItem[],
   search: Predicate | null,
-  order: Locator | null,
-  descending: boolean,
+  order: readonly Locator[] | null,
+  descending: string,
 ): Scan | null {
   if (!enabled) return null;
   let list = entries.get(conditions);
@@ -92,7 +93,7 @@ export function scanFor(
     entries.set(conditions, list);
   }
   let entry: Entry | undefined;
-  for (const x of list) if (x.order === order && x.descending === descending && x.search === search) entry = x;
+  for (const x of list) if (sameOrder(x.order, order) && x.descending === descending && x.search === search) entry = x;
   if (entry === undefined) {
     if (list.length >= 8) list.shift();
     entry = { order, descending, search, calls: 0, scan: null };
@@ -127,9 +128,17 @@ export function scanFor(
     }
   }
   const L = flat.map((c) => c.locator);
-  if (order !== null) L.push(order);
+  if (order !== null) L.push(...order);
   entry.scan = (items, a, b) => fn(items, a, b, P, L, T, search);
   return entry.scan;
+}
+
+/** The same locators in the same places (callers such as MemoryStorage build a new list per query). */
+function sameOrder(a: readonly Locator[] | null, b: readonly Locator[] | null): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 function literalClass(c: Condition): string {
@@ -138,7 +147,12 @@ function literalClass(c: Condition): string {
   return lit.number !== undefined ? (lit.asText ? 'number-text' : 'number') : 'test';
 }
 
-function shapeKey(conditions: readonly ConditionItem[], search: Predicate | null, order: Locator | null, descending: boolean): string {
+function shapeKey(
+  conditions: readonly ConditionItem[],
+  search: Predicate | null,
+  order: readonly Locator[] | null,
+  descending: string,
+): string {
   let key = search === null ? '' : 's';
   for (const item of conditions) {
     // An item's alternatives follow its first one after \u0003 (`a|b` is not `a&b`).
@@ -146,7 +160,8 @@ function shapeKey(conditions: readonly ConditionItem[], search: Predicate | null
       key += `${i === 0 ? '\u0000' : '\u0003'}${c.locator.text}\u0001${c.op}\u0001${literalClass(c)}`;
     });
   }
-  return order === null ? key : `${key}\u0002${order.text}\u0001${descending ? 'd' : 'a'}`;
+  if (order !== null) order.forEach((l, j) => (key += `\u0002${l.text}\u0001${descending[j]}`));
+  return key;
 }
 
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
@@ -187,7 +202,12 @@ function testOf(c: Condition, v: string, p: number, t: number): string {
   return `T[${t}](${v})`;
 }
 
-function generate(conditions: readonly ConditionItem[], hasSearch: boolean, order: Locator | null, descending: boolean): Generated {
+function generate(
+  conditions: readonly ConditionItem[],
+  hasSearch: boolean,
+  order: readonly Locator[] | null,
+  descending: string,
+): Generated {
   const read = new Map<string, string>();
   const body: string[] = [];
   const value = (locator: Locator, index: number): string => {
@@ -223,11 +243,20 @@ function generate(conditions: readonly ConditionItem[], hasSearch: boolean, orde
   if (order === null) {
     head = 'const out = []; let skip = a; const limit = b;';
     tail = 'if (skip > 0) { skip--; continue; } out.push(e); if (out.length === limit) break;';
+  } else if (order.length > 1) {
+    // The first key is read with the conditions; the others only once an item gets past it.
+    const later = order.slice(1).map((l, j) => {
+      const known = read.get(l.text);
+      if (known !== undefined) return { v: known, load: '' };
+      const v = `w${j}`;
+      return { v, load: readInto(v, l, i + 1 + j).replace(/^(const|let) /, '') };
+    });
+    [head, tail] = severalKeys(value(order[0], i), later, descending);
   } else {
-    const key = value(order, i);
+    const key = value(order[0], i);
     // Worse than (or tied with) the last kept item: dropped without a call (stable: later loses ties).
-    const worse = descending ? '<=' : '>=';
-    const sign = descending ? -1 : 1;
+    const worse = descending === 'd' ? '<=' : '>=';
+    const sign = descending === 'd' ? -1 : 1;
     head = 'const out = []; const keys = []; const k = a;';
     tail = `const n = keys.length;
       if (n === k) {
@@ -249,4 +278,49 @@ function generate(conditions: readonly ConditionItem[], hasSearch: boolean, orde
   // eslint-disable-next-line @typescript-eslint/no-implied-eval -- the generated scan is this module's purpose (source built above, no caller text)
   const make = new Function('cmpS', 'cmpK', 'insert', source) as (...helpers: unknown[]) => Generated;
   return make(compareStrings, compareKeys, insertSorted);
+}
+
+/** compareKeys(a, b) as an expression, numbers compared in place (most order keys are numbers). */
+function compareExpr(a: string, b: string, descending: boolean): string {
+  const c = `(typeof ${a} === 'number' && typeof ${b} === 'number' && ${a} === ${a} && ${b} === ${b} ? (${a} < ${b} ? -1 : ${a} > ${b} ? 1 : 0) : cmpK(${a}, ${b}))`;
+  return descending ? `-${c}` : c;
+}
+
+/**
+ * The best `k` by several order keys while scanning (the closure plan's selectRange): one
+ * array of values per key beside the page. An item is compared with the last kept one key
+ * by key: most items lose on their first key, with no call, no allocation and no read of
+ * the other keys; one that belongs in the page is inserted after its equals (stable).
+ */
+function severalKeys(first: string, later: { v: string; load: string }[], descending: string): [head: string, tail: string] {
+  const keys = [first, ...later.map((l) => l.v)];
+  const compare = (at: string, from: number): string => {
+    let code = '';
+    for (let j = keys.length - 1; j >= from; j--) {
+      const c = `c = ${compareExpr(keys[j], `K${j}[${at}]`, descending[j] === 'd')};`;
+      code = j === keys.length - 1 ? c : `${c} if (c === 0) { ${code} }`;
+    }
+    return code;
+  };
+  const load = later.map((l) => l.load).join(' ');
+  const head = `const out = []; ${keys.map((_, j) => `const K${j} = [];`).join(' ')} const k = a;`;
+  const tail = `const n = out.length;
+      ${later
+        .filter((l) => l.load !== '')
+        .map((l) => `let ${l.v};`)
+        .join(' ')}
+      if (n === k) {
+        let c = ${compareExpr(first, 'K0[n - 1]', descending[0] === 'd')};
+        if (c > 0) continue;
+        ${load}
+        if (c === 0) { ${compare('n - 1', 1)} }
+        if (c >= 0) continue;
+      } else { ${load} }
+      let lo = 0;
+      let hi = n;
+      while (lo < hi) { const mid = (lo + hi) >>> 1; let c; ${compare('mid', 0)} if (c < 0) hi = mid; else lo = mid + 1; }
+      out.splice(lo, 0, e);
+      ${keys.map((key, j) => `K${j}.splice(lo, 0, ${key});`).join(' ')}
+      if (n === k) { out.pop(); ${keys.map((_, j) => `K${j}.pop();`).join(' ')} }`;
+  return [head, tail];
 }

@@ -87,7 +87,7 @@ export function evaluate(entities: Iterable<Entity>, q: CompiledQuery, options: 
 
   // Streaming path: stop scanning as soon as the page is full.
   if (order === null && !meta.distinct && offset >= 0) {
-    const scan = generated ? scanFor(conditions, search, null, false) : null;
+    const scan = generated ? scanFor(conditions, search, null, '') : null;
     if (scan !== null) {
       const page = scan(list!, offset, limit);
       return project === null ? page : page.map(project);
@@ -110,16 +110,21 @@ export function evaluate(entities: Iterable<Entity>, q: CompiledQuery, options: 
   // Order on the stored values while they stream past, then project only the page.
   const sourceOrder = order === null ? null : q.sourceOrder;
   const k = offset >= 0 && limit >= 0 ? offset + limit : -1;
-  // One key: kept while scanning (a generated scan, or TopK); several go through selectRange.
-  if (order !== null && sourceOrder !== null && sourceOrder.length === 1 && k >= 0 && k <= TOP_K_MAX) {
-    const source = sourceOrder[0];
-    const descending = order[0].descending;
-    const scan = generates ? scanFor(conditions, search, source, descending) : null;
+  // Kept while scanning: a generated scan (any number of keys) or, for one key, TopK;
+  // several keys without a generated scan go through selectRange.
+  const one = sourceOrder !== null && sourceOrder.length === 1;
+  if (order !== null && sourceOrder !== null && k >= 0 && k <= TOP_K_MAX) {
+    const descending = one ? (order[0].descending ? 'd' : 'a') : order.map((key) => (key.descending ? 'd' : 'a')).join('');
+    const scan = generates ? scanFor(conditions, search, sourceOrder, descending) : null;
     if (scan !== null) {
       const top = scan(list!, k, 0);
       const page = offset === 0 ? top : top.slice(offset);
       return project === null ? page : page.map(project);
     }
+  }
+  if (order !== null && sourceOrder !== null && one && k >= 0 && k <= TOP_K_MAX) {
+    const source = sourceOrder[0];
+    const descending = order[0].descending;
     const top = new TopK<Entity>(k, descending);
     const all = Array.isArray(entities) ? (entities as Entity[]) : [...entities];
     for (let i = 0; i < all.length; i++) {
@@ -132,7 +137,7 @@ export function evaluate(entities: Iterable<Entity>, q: CompiledQuery, options: 
     return project === null ? page : page.map(project);
   }
 
-  const matches = allMatches(entities, list, generated ? scanFor(conditions, search, null, false) : null, predicate, search);
+  const matches = allMatches(entities, list, generated ? scanFor(conditions, search, null, '') : null, predicate, search);
 
   if (order !== null && sourceOrder !== null) {
     const page =
