@@ -50,8 +50,10 @@ if (only.includes('in')) {
     );
     // The library's statements pass through here, so the last one can be explained.
     let last = ['', []];
+    let statements = 0;
     const client = {
       query: (text, params) => {
+        statements++;
         if (text.startsWith('SELECT ')) last = [text, params];
         return pool.query(text, params);
       },
@@ -99,6 +101,9 @@ if (only.includes('in')) {
     log(plan.rows.map((r) => Object.values(r)[0]).join('\n'));
     const explained = await pool.query(`EXPLAIN ANALYZE ${last[0]}`, last[1]);
     log(`the storage's statement: ${last[0]}\n${explained.rows.map((r) => Object.values(r)[0]).join('\n')}`);
+    statements = 0;
+    await library();
+    log(`statements the library sends for one request: ${statements}`);
     const [h, l] = await measure(hand, library);
     lines.push(
       `IN list of 100 keys over ${ROWS} rows (PostgreSQL): hand-written = ANY ${h.toFixed(2)} ms, library ${l.toFixed(2)} ms, ${(l / h).toFixed(2)}x`,
