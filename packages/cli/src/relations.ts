@@ -55,7 +55,8 @@ export function inferRelations(resources: readonly DataResource[]): Map<string, 
       const key = typeof parent?.key === 'string' ? parent.key : parent?.key?.length === 1 ? parent.key[0] : undefined;
       if (parent === undefined || key === undefined) continue;
       if (!add(child, singular, { toOne: parent.name, via: property, references: key })) continue;
-      add(parent, child.name, { toMany: child.name, via: property, references: key });
+      // As json-server 0.17 does: `DELETE /posts/1` removes the post's comments too (docs/cli.md#relations).
+      add(parent, child.name, { toMany: child.name, via: property, references: key, onDelete: 'cascade' });
     }
   }
   return out;

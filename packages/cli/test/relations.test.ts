@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createFileService } from '@resourcery/cli';
@@ -73,6 +73,18 @@ test('a nested route is 400 naming the condition form', async () => {
   expect(r.body.Message).toMatch(/\/comments\/postId=1/);
 });
 
+test('DELETE /posts/1 deletes its comments too, as json-server 0.17 does; the data file keeps neither', async () => {
+  expect((await call('DELETE', '/posts/1')).status).toBe(200);
+  expect((await call('GET', '/comments')).body).toEqual([{ id: 2, body: 'more', postId: 2 }]);
+  // Only what relates to post 1: post 2 and its comment stay.
+  expect((await call('GET', '/posts')).body.map((p: { id: number }) => p.id)).toEqual([2]);
+  await opened!.store.close();
+  const saved = JSON.parse(await readFile(path.join(dir, 'db.json'), 'utf8'));
+  opened = undefined;
+  expect(saved.posts.map((p: { id: number }) => p.id)).toEqual([2]);
+  expect(saved.comments).toEqual([{ id: 2, body: 'more', postId: 2 }]);
+});
+
 test('inference: names taken by a property or with no keyed parent are left out', () => {
   const relations = inferRelations([
     { name: 'posts', key: 'id', sample: [{ id: 1, comments: 3 }] },
@@ -82,6 +94,6 @@ test('inference: names taken by a property or with no keyed parent are left out'
   ]);
   expect(Object.fromEntries(relations)).toEqual({
     likes: { post: { toOne: 'posts', via: 'postId', references: 'id' } },
-    posts: { likes: { toMany: 'likes', via: 'postId', references: 'id' } },
+    posts: { likes: { toMany: 'likes', via: 'postId', references: 'id', onDelete: 'cascade' } },
   });
 });

@@ -72,5 +72,39 @@ export function relationSuite(database: () => SqlClient, freshTable: () => strin
         expect({ uri, selects: statements.length }).toEqual({ uri, selects });
       }
     });
+
+    test('onDelete: a cascade deletes the related rows in their table, a restrict is 409 with nothing deleted', async () => {
+      const build = async (onDelete: 'cascade' | 'restrict') => {
+        const customerSql = createSqlStorage({ client: database(), table: freshTable() });
+        const orderSql = createSqlStorage({ client: database(), table: freshTable() });
+        await customerSql.write({ insert: structuredClone(customers) });
+        await orderSql.write({ insert: structuredClone(orders) });
+        const s = createService();
+        s.addResource({
+          name: 'Customer',
+          key: 'Id',
+          storage: customerSql,
+          relations: { Orders: { toMany: 'Order', via: 'CustomerId', onDelete } },
+        });
+        s.addResource({ name: 'Order', key: 'Id', storage: orderSql, indexes: ['CustomerId'] });
+        return s;
+      };
+      const count = async (s: Service, uri: string) => ((await call(s, 'GET', uri)).json as Entity[] | undefined)?.length ?? 0;
+      const cascading = await build('cascade');
+      const related = await count(cascading, '/Order/CustomerId<=10');
+      expect(related).toBeGreaterThan(0);
+      expect((await call(cascading, 'DELETE', '/Customer/Id<=10/unsafe=true')).status).toBe(200);
+      expect(await count(cascading, '/Customer/Id<=10')).toBe(0);
+      expect(await count(cascading, '/Order/CustomerId<=10')).toBe(0);
+      expect(await count(cascading, '/Order')).toBe(orders.length - related);
+
+      const restricting = await build('restrict');
+      const refused = await call(restricting, 'DELETE', '/Customer/1');
+      expect(refused.status).toBe(409);
+      expect((refused.json as { Message: string }).Message).toMatch(/relation 'Orders'/);
+      expect(await count(restricting, '/Customer/1')).toBe(1);
+      expect((await call(restricting, 'DELETE', '/Customer/120')).status).toBe(200);
+      expect(await count(restricting, '/Customer/120')).toBe(0);
+    });
   });
 }

@@ -29,7 +29,15 @@ export type RelationDefinition =
       references?: string;
       /** Most related entities one embedded array holds (default: the service's `maxEmbedded`, 1000). */
       maxEmbedded?: number;
+      /**
+       * What deleting entities here does to their related entities there: 'cascade' deletes
+       * them too, 'restrict' refuses (409) while any remain; default: neither (docs/relations.md).
+       */
+      onDelete?: OnDelete;
     };
+
+/** A to-many relation's rule for deletes (docs/relations.md#deleting). */
+export type OnDelete = 'cascade' | 'restrict';
 
 /** The part of a resource that a relation needs of the resource at its other end. */
 export interface RelatedEnd {
@@ -50,6 +58,8 @@ export interface Relation<R extends RelatedEnd = RelatedEnd> {
   /** The key `via` holds: to-one, the property there; to-many, the property here. */
   readonly references: Locator;
   readonly maxEmbedded: number;
+  /** To-many only: what a DELETE here does to the related entities; null: nothing. */
+  readonly onDelete: OnDelete | null;
 }
 
 const NAME = /^[\p{L}_][\p{L}\p{N}_]*$/u;
@@ -113,6 +123,13 @@ export class Relations<R extends RelatedEnd = RelatedEnd> {
     return this.names().map((n) => this.get(n)!);
   }
 
+  /** The to-many relations that declare onDelete, resolved: what a DELETE here must look at (docs/relations.md#deleting). */
+  deleting(): Relation<R>[] {
+    return [...this.declared.values()]
+      .filter((d) => 'toMany' in d.definition && d.definition.onDelete !== undefined)
+      .map((d) => this.get(d.name)!);
+  }
+
   /** The relation of a locator's first segment, when it names one. */
   of(locator: Locator): Relation<R> | undefined {
     return this.declared.size === 0 ? undefined : this.get(locator.segments[0]);
@@ -149,6 +166,7 @@ export class Relations<R extends RelatedEnd = RelatedEnd> {
       via: new Locator(definition.via),
       references: new Locator(references),
       maxEmbedded: (many ? definition.maxEmbedded : undefined) ?? this.maxEmbedded,
+      onDelete: (many ? definition.onDelete : undefined) ?? null,
     };
   }
 }
@@ -165,7 +183,10 @@ function checkDefinition(at: string, d: RelationDefinition): void {
   if ('toMany' in d) {
     if (d.maxEmbedded !== undefined && !(Number.isInteger(d.maxEmbedded) && d.maxEmbedded >= 0))
       throw new Error(`${at}: maxEmbedded must be a whole number >= 0`);
+    if (d.onDelete !== undefined && d.onDelete !== 'cascade' && d.onDelete !== 'restrict')
+      throw new Error(`${at}: onDelete is 'cascade' or 'restrict'`);
   } else if ('maxEmbedded' in d) throw new Error(`${at}: maxEmbedded belongs to a toMany relation`);
+  else if ('onDelete' in d) throw new Error(`${at}: onDelete belongs to a toMany relation (the entities there that hold this one's key)`);
 }
 
 /** 400 for a name in `embed=` that is no relation of the resource. */

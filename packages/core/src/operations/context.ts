@@ -16,9 +16,10 @@ export interface OperationContext {
   /**
    * Writes a change to the resource's storage; with it, where the storage can, the webhook
    * outbox messages of the change events it raises (docs/webhooks.md). Resolves to what
-   * raises those events, called after the write hooks.
+   * raises those events, called after the write hooks. `resource` writes another resource
+   * than the request's (a DELETE's cascade, docs/relations.md#deleting).
    */
-  write(batch: WriteBatch, changes: ReadonlyArray<readonly [ChangeKind, Entity[]]>): Promise<Written>;
+  write(batch: WriteBatch, changes: ReadonlyArray<readonly [ChangeKind, Entity[]]>, resource?: Resource): Promise<Written>;
   /** Checks the caller's rights on another resource (403 Forbidden). */
   authorize: (resource: string, method: string) => void;
   /**

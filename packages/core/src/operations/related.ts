@@ -141,7 +141,7 @@ export function distinctValues(entities: readonly Entity[], locator: Locator): u
 }
 
 /** `locator = v1 | v2 | ...`; undefined for no values. */
-function inList(locator: Locator, values: readonly unknown[]): ConditionItem | undefined {
+export function inList(locator: Locator, values: readonly unknown[]): ConditionItem | undefined {
   const conditions = values.map((v) => equals(locator, v)).filter((c): c is Condition => c !== undefined);
   if (conditions.length <= 1) return conditions[0];
   return { anyOf: conditions, text: `${locator.text}=${conditions.map((c) => literalText(c.value)).join('|')}` };

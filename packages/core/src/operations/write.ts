@@ -3,7 +3,8 @@
 import { ServiceError } from '../errors.js';
 import type { Eventually } from '../util/eventually.js';
 import { checkUnique, fillKeys, storedMatches } from '../model/key.js';
-import type { Operation, OperationContext } from './context.js';
+import { cascadeOf } from './cascade.js';
+import type { Operation, OperationContext, Written } from './context.js';
 import type { Entity } from '../query/conditions.js';
 import { literalValue } from '../grammar/literal.js';
 import { findKey } from '../grammar/locator.js';
@@ -169,11 +170,18 @@ const del: Operation = async (op) => {
   guardMany(matches.length, 'DELETE', op.query.meta.unsafe);
   checkPreconditions(op, matches);
   if (matches.length > 0) {
-    if (resource.hooks.beforeDelete) await resource.hooks.beforeDelete(matches, op.caller);
-    const written = await op.write({ delete: matches.map((e) => targetOf(resource.storage, e, resource.key)) }, [['Deleted', matches]]);
-    await resource.hooks.afterWrite?.();
-    await resource.hooks.afterDelete?.(matches, op.caller);
-    await written.raise();
+    // Related entities a relation's onDelete concerns: checked (409, 403) before any hook or write.
+    const steps = [...(await cascadeOf(op, resource, matches)), { resource, entities: matches }];
+    for (const step of steps) await step.resource.hooks.beforeDelete?.(step.entities, op.caller);
+    // The related entities first: a failure half-way leaves no entity whose parent is gone.
+    const written: Written[] = [];
+    for (const { resource: r, entities } of steps)
+      written.push(await op.write({ delete: entities.map((e) => targetOf(r.storage, e, r.key)) }, [['Deleted', entities]], r));
+    for (const { resource: r, entities } of steps) {
+      await r.hooks.afterWrite?.();
+      await r.hooks.afterDelete?.(entities, op.caller);
+    }
+    for (const w of written) await w.raise();
   }
   return { kind: 'change', data: [], deleted: matches.length };
 };

@@ -59,11 +59,11 @@ export class Operating implements OperationContext {
     return (this.reading ??= readInput(this.host, this.ctx));
   }
 
-  async write(batch: WriteBatch, changes: ReadonlyArray<readonly [ChangeKind, Entity[]]>): Promise<Written> {
-    const { storage } = this.resource;
+  async write(batch: WriteBatch, changes: ReadonlyArray<readonly [ChangeKind, Entity[]]>, resource = this.resource): Promise<Written> {
+    const { storage } = resource;
     const events: PreparedEvent[] = [];
     for (const [kind, entities] of changes) {
-      const prepared = await prepareChange(this.host, this.resource, kind, entities, this.ctx);
+      const prepared = await prepareChange(this.host, resource, kind, entities, this.ctx);
       if (prepared !== null) events.push(prepared);
     }
     const writes = events.flatMap((e) => e.writes);
