@@ -11,6 +11,8 @@ import type { Resource, ResourceRegistry } from '../model/resources.js';
 import type { Events } from '../webhooks/events.js';
 import type { Protocols } from '../content-types/protocols.js';
 import { binaryPaths } from './openapi-binary.js';
+import { embeddable, embeddedSchema, metaConditionsWithEmbed } from './openapi-embed.js';
+import type { Relation } from '../model/relations.js';
 
 export interface OpenApiOptions {
   /** Mount path of the service (`/api`); the document's server URL. */
@@ -97,8 +99,11 @@ export function openApiDocument(service: Described, options: OpenApiOptions = {}
   for (const r of entityResources) {
     const name = componentName(r.name);
     schemas[name] = { ...entitySchema(r), 'x-resource': r.name };
-    schemas[`${name}.Result`] = resultSchema(name);
-    Object.assign(paths, resourcePaths(service, r, name));
+    // What a GET answers with `embed` (docs/openapi.md#relations): only relations to resources this reader may GET.
+    const relations = embeddable(r, resources);
+    if (relations.length > 0) schemas[`${name}.Embedded`] = embeddedSchema(entitySchema(r), relations, (t) => ref(componentName(t.name)));
+    schemas[`${name}.Result`] = resultSchema(relations.length > 0 ? `${name}.Embedded` : name);
+    Object.assign(paths, resourcePaths(service, r, name, relations));
   }
   const binaryResources = resources.filter((r) => r.kind === 'BinaryResource');
   for (const r of binaryResources) Object.assign(paths, binaryPaths(r));
@@ -161,6 +166,7 @@ export function openApiDocument(service: Described, options: OpenApiOptions = {}
       methods: [...r.methods],
       views: r.views.map((v) => ({ name: v.name, description: v.description })),
       key: r.key ?? undefined,
+      embed: r.kind === 'EntityResource' && r.relations.size > 0 ? embeddable(r, resources).map((x) => x.name) : undefined,
       schema: r.kind === 'EntityResource' ? `#/components/schemas/${componentName(r.name)}` : undefined,
       contentType: r.binary?.contentType,
     })),
@@ -342,15 +348,23 @@ function pathItem(service: Described, r: Resource, entity: string, suffix: strin
   return item;
 }
 
-function resourcePaths(service: Described, r: Resource, entity: string): Json {
+function resourcePaths(service: Described, r: Resource, entity: string, relations: readonly Relation<Resource>[]): Json {
   const paths: Json = {};
   paths[`/${r.name}`] = pathItem(service, r, entity, '', false);
-  paths[`/${r.name}/{conditions}/{metaConditions}`] = pathItem(service, r, entity, '_query', true);
+  const query = pathItem(service, r, entity, '_query', true);
+  paths[`/${r.name}/{conditions}/{metaConditions}`] = query;
   if (r.key) paths[keyPath(r)] = keyItem(service, r, entity);
   for (const v of r.views) {
     const item = pathItem(service, r, entity, `_${v.name.replace(/[^A-Za-z0-9_]/g, '_')}`, true);
     item.description = `View ${v.name}${v.description ? `: ${v.description}` : ''}`;
     paths[`/${r.name}-${v.name}/{conditions}/{metaConditions}`] = item;
+  }
+  // The relations `embed` takes on this resource, in its metaConditions parameter.
+  if (relations.length > 0) {
+    const meta = metaConditionsWithEmbed(parameters().metaConditions as Json, relations);
+    for (const item of Object.values(paths) as Json[])
+      if (Array.isArray(item.parameters))
+        item.parameters = item.parameters.map((p: Json) => (p.$ref === '#/components/parameters/metaConditions' ? meta : p));
   }
   return paths;
 }
