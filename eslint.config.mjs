@@ -46,5 +46,5 @@ export default tseslint.config(
   },
   { files: ['**/*.cjs'], rules: { '@typescript-eslint/no-require-imports': 'off' } },
   // Scripts that run inside the browser page (puppeteer's evaluate).
-  { files: ['packages/node/test/explorer-driver.mjs', 'packages/node/test/explorer-origin-driver.mjs', 'packages/node/test/explorer-live-driver.mjs'], languageOptions: { globals: { ...globals.browser } } },
+  { files: ['packages/node/test/explorer-driver.mjs', 'packages/node/test/explorer-origin-driver.mjs', 'packages/node/test/explorer-live-driver.mjs', 'packages/node/test/explorer-embed-driver.mjs'], languageOptions: { globals: { ...globals.browser } } },
 );

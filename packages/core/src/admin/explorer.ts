@@ -5,7 +5,7 @@
  */
 
 const STYLE = `
-*{box-sizing:border-box}body{margin:0;font:14px/1.4 system-ui,sans-serif;color:#1d2330;background:#f6f7f9}
+*{box-sizing:border-box}[hidden]{display:none!important}body{margin:0;font:14px/1.4 system-ui,sans-serif;color:#1d2330;background:#f6f7f9}
 header{display:flex;gap:12px;align-items:center;padding:10px 16px;background:#1d2330;color:#fff}
 header h1{font-size:16px;margin:0;flex:1}header input{width:220px}
 main{display:grid;grid-template-columns:300px 1fr;gap:16px;padding:16px}
@@ -17,7 +17,7 @@ aside{background:#fff;border:1px solid #dde1e7;border-radius:6px;padding:8px;max
 section{background:#fff;border:1px solid #dde1e7;border-radius:6px;padding:12px;min-width:0}
 form{display:flex;gap:8px}#uri,#selector{flex:1;font:13px ui-monospace,monospace;padding:6px}
 input,select,button{font:inherit;padding:4px 8px}.bar{display:flex;gap:8px;align-items:center;margin:10px 0}
-#status{color:#5b6472;flex:1}#error{color:#a31515;margin:8px 0}#error:empty{display:none}
+#status{color:#5b6472;flex:1}#embed label{white-space:nowrap}#note{color:#7a5200;margin:8px 0}#note:empty{display:none}#error{color:#a31515;margin:8px 0}#error:empty{display:none}
 .table{overflow:auto;max-height:65vh}table{border-collapse:collapse;font-size:13px}
 th,td{border:1px solid #e3e6eb;padding:3px 6px;text-align:left;vertical-align:top;white-space:nowrap;max-width:320px;overflow:hidden;text-overflow:ellipsis}
 th{background:#f0f2f5;position:sticky;top:0}
@@ -32,6 +32,14 @@ const SCRIPT = `
   var state = { uri: '/', offset: 0, size: 25 };
   // Binary resources by lower-case name: they take no paging and answer bytes (docs/binary-resources.md).
   var binary = {};
+  // The relations embed can use, by lower-case resource name: x-resources' embed, which lists
+  // only relations to resources this key may GET (docs/openapi.md#relations).
+  var relations = {};
+  // Chromium sends '|' in a path as %7C, which the service reads as a literal '|' inside a
+  // value, so an OR typed here would silently be no OR (docs/explorer.md#or-conditions).
+  var pipeEncoded = new URL('/a|b', location.href).pathname.indexOf('|') < 0;
+  var PIPE_NOTE = 'This browser sends | as %7C, which the service reads as a literal | inside a value: ' +
+    'the alternatives of this URI are not run as OR from this page. Run it with curl or @resourcery/client, or one query per alternative.';
   var $ = function (id) { return document.getElementById(id); };
 
   function headers(accept) {
@@ -67,6 +75,50 @@ const SCRIPT = `
     var p = uri.replace(/^\\//, '').split('/');
     return { resource: p[0] || '', conditions: p[1] || '_', meta: p[2] && p[2] !== '_' ? p[2] : '' };
   }
+  function metaItems(meta) { return meta ? meta.split('&') : []; }
+  function isEmbed(item) { return /^embed=/i.test(item); }
+  // The relation names of the URI's embed (lower case), and the URI with embed set to names.
+  function embedded(uri) {
+    var item = metaItems(parts(uri).meta).filter(isEmbed).pop();
+    return item ? item.slice(6).split(',').map(function (n) { return n.toLowerCase(); }) : [];
+  }
+  function withEmbed(uri, names) {
+    var p = parts(uri);
+    var meta = metaItems(p.meta).filter(function (m) { return !isEmbed(m); });
+    if (names.length) meta.push('embed=' + names.join(','));
+    if (!meta.length && p.conditions === '_') return '/' + p.resource;
+    return '/' + p.resource + '/' + p.conditions + '/' + (meta.length ? meta.join('&') : '_');
+  }
+  // The relations of the resource (or view: Person-Adults) a URI names.
+  function relationsOf(uri) {
+    var name = parts(uri).resource.toLowerCase();
+    return relations[name] || relations[name.replace(/-[^-]*$/, '')] || [];
+  }
+  // One checkbox per relation of the resource shown; checking one runs the URI with it in embed.
+  function showEmbed() {
+    var box = $('embed');
+    box.textContent = '';
+    var names = relationsOf(state.uri);
+    box.hidden = names.length === 0;
+    if (!names.length) return;
+    box.appendChild(el('span', 'Embed:'));
+    var on = embedded(state.uri);
+    names.forEach(function (n) {
+      var label = el('label');
+      var check = el('input');
+      check.type = 'checkbox';
+      check.value = n;
+      check.checked = on.indexOf(n.toLowerCase()) >= 0;
+      check.onchange = function () {
+        var chosen = [].slice.call(box.querySelectorAll('input:checked')).map(function (i) { return i.value; });
+        go(withEmbed(state.uri, chosen));
+      };
+      label.appendChild(check);
+      label.appendChild(document.createTextNode(' ' + n));
+      box.appendChild(label);
+    });
+  }
+
   function pagedUri() {
     var p = parts(state.uri);
     if (p.resource === '' || binary[p.resource.toLowerCase()] || /(^|&)(limit|offset)=/i.test(p.meta)) return { uri: state.uri, paged: false };
@@ -112,6 +164,7 @@ const SCRIPT = `
 
   function run() {
     $('error').textContent = '';
+    $('note').textContent = pipeEncoded && parts(state.uri).conditions.indexOf('|') >= 0 ? PIPE_NOTE : '';
     $('status').textContent = 'Loading...';
     var q = pagedUri();
     return request(q.uri, 'application/json').then(function (res) {
@@ -150,6 +203,7 @@ const SCRIPT = `
     state.uri = uri || '/';
     state.offset = 0;
     $('uri').value = state.uri;
+    showEmbed();
     return run();
   }
 
@@ -184,10 +238,12 @@ const SCRIPT = `
       return res.json().then(function (doc) {
         list.textContent = '';
         if (!res.ok) { showError(doc, res.status); list.appendChild(el('p', 'Enter an API key to list the resources.', 'desc')); return; }
+        relations = {};
         // The application's resources first, the built-in Service.* ones after them.
         var builtIn = function (r) { return r.name.indexOf('Service.') === 0 ? 1 : 0; };
         doc['x-resources'].slice().sort(function (a, b) { return builtIn(a) - builtIn(b); }).forEach(function (r) {
           if (r.kind === 'BinaryResource') binary[r.name.toLowerCase()] = true;
+          if (r.embed && r.embed.length) relations[r.name.toLowerCase()] = r.embed;
           var box = el('div', undefined, 'res');
           var name = el('button', r.name, 'name');
           name.type = 'button';
@@ -213,6 +269,7 @@ const SCRIPT = `
           }
           list.appendChild(box);
         });
+        showEmbed();
       });
     });
   }
@@ -342,6 +399,8 @@ export function explorerPage(basePath: string): string {
 <div class="bar"><button id="prev" type="button">Previous</button><button id="next" type="button">Next</button>
 <select id="size" aria-label="Page size"><option>10</option><option selected>25</option><option>100</option></select>
 <span id="status"></span><button id="excel" type="button">Excel</button><button id="jsonl" type="button">JSON Lines</button></div>
+<div id="embed" class="bar" hidden></div>
+<div id="note" role="status"></div>
 <div id="error" role="alert"></div>
 <div class="table"><table id="rows"></table></div>
 <h2>Live events (<span id="live-count">0</span>)</h2>
