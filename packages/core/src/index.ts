@@ -16,7 +16,7 @@ export type { RequestInfo, ResponseInfo, RequestObserver } from './http/observer
 export { stripBasePath, normalizeBasePath } from './http/base-path.js';
 export type { CorsOptions } from './http/cors.js';
 export type { ResourceDefinition, ViewDefinition, WriteChange, ResourceKind } from './model/resources.js';
-export type { RelationDefinition } from './model/relations.js';
+export type { OnDelete, RelationDefinition } from './model/relations.js';
 export {
   jsonSchema,
   type EntitySchema,
