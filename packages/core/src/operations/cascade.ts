@@ -97,7 +97,8 @@ async function storedRelated(relation: Relation<Resource>, values: readonly unkn
     const q = target.compile(typeConditions([item], target.schema), NO_META);
     const result = await target.storage.select({ conditions: q.conditions, predicate: q.predicate, order: null, offset: 0, limit: -1 });
     const entities = await collect(result.entities);
-    out.push(...(result.conditionsApplied || q.predicate === null ? entities : entities.filter(q.predicate)));
+    // One push per entity: a spread of a caller-sized array into a call overflows the stack past ~120,000 (docs/limits.md).
+    for (const e of result.conditionsApplied || q.predicate === null ? entities : entities.filter(q.predicate)) out.push(e);
   }
   return out;
 }
