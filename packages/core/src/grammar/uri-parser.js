@@ -187,9 +187,10 @@ function peg$parse(input, options) {
   const peg$r0 = /^[^\/\-]/;
   const peg$r1 = /^[^\/]/;
   const peg$r2 = /^[^&\/|]/;
-  const peg$r3 = /^[<->]/;
-  const peg$r4 = /^[^=&\/<>!]/;
-  const peg$r5 = /^[^&\/]/;
+  const peg$r3 = /^[^&\/|!<>=%]/;
+  const peg$r4 = /^[<->]/;
+  const peg$r5 = /^[^=&\/<>!]/;
+  const peg$r6 = /^[^&\/]/;
 
   const peg$e0 = peg$literalExpectation("/", false);
   const peg$e1 = peg$literalExpectation("$", false);
@@ -201,35 +202,36 @@ function peg$parse(input, options) {
   const peg$e7 = peg$literalExpectation("&", false);
   const peg$e8 = peg$literalExpectation("|", false);
   const peg$e9 = peg$classExpectation(["&", "/", "|"], true, false, false);
-  const peg$e10 = peg$literalExpectation("!", false);
-  const peg$e11 = peg$literalExpectation("!=", false);
-  const peg$e12 = peg$literalExpectation("<=", false);
-  const peg$e13 = peg$literalExpectation(">=", false);
-  const peg$e14 = peg$literalExpectation("<%3D", true);
-  const peg$e15 = peg$literalExpectation(">%3D", true);
-  const peg$e16 = peg$classExpectation([["<", ">"]], false, false, false);
-  const peg$e17 = peg$literalExpectation("!%3D", true);
-  const peg$e18 = peg$literalExpectation("%3C=", true);
-  const peg$e19 = peg$literalExpectation("%3E=", true);
-  const peg$e20 = peg$literalExpectation("%3C%3D", true);
-  const peg$e21 = peg$literalExpectation("%3E%3D", true);
-  const peg$e22 = peg$literalExpectation("%3C", true);
-  const peg$e23 = peg$literalExpectation("%3E", true);
-  const peg$e24 = peg$classExpectation(["=", "&", "/", "<", ">", "!"], true, false, false);
-  const peg$e25 = peg$classExpectation(["&", "/"], true, false, false);
+  const peg$e10 = peg$classExpectation(["&", "/", "|", "!", "<", ">", "=", "%"], true, false, false);
+  const peg$e11 = peg$literalExpectation("!", false);
+  const peg$e12 = peg$literalExpectation("!=", false);
+  const peg$e13 = peg$literalExpectation("<=", false);
+  const peg$e14 = peg$literalExpectation(">=", false);
+  const peg$e15 = peg$literalExpectation("<%3D", true);
+  const peg$e16 = peg$literalExpectation(">%3D", true);
+  const peg$e17 = peg$classExpectation([["<", ">"]], false, false, false);
+  const peg$e18 = peg$literalExpectation("!%3D", true);
+  const peg$e19 = peg$literalExpectation("%3C=", true);
+  const peg$e20 = peg$literalExpectation("%3E=", true);
+  const peg$e21 = peg$literalExpectation("%3C%3D", true);
+  const peg$e22 = peg$literalExpectation("%3E%3D", true);
+  const peg$e23 = peg$literalExpectation("%3C", true);
+  const peg$e24 = peg$literalExpectation("%3E", true);
+  const peg$e25 = peg$classExpectation(["=", "&", "/", "<", ">", "!"], true, false, false);
+  const peg$e26 = peg$classExpectation(["&", "/"], true, false, false);
 
   function peg$f0(resource, conditions, meta, extra) {    return { resource, conditions: conditions ?? null, meta: meta ?? null, extra };  }
-  function peg$f1(macro, name, view) {    return { macro: macro !== null, name, view: view ?? null, offset: location().start.offset };  }
-  function peg$f2(text) {    return { text, offset: location().start.offset };  }
+  function peg$f1(macro, name, view) {    return { macro: macro !== null, name, view: view ?? null, offset: offset() };  }
+  function peg$f2(text) {    return { text, offset: offset() };  }
   function peg$f3() {    return null;  }
   function peg$f4() {    return [];  }
   function peg$f5(items) {    return items.filter(Boolean);  }
   function peg$f6(first, rest) {
     if (rest.length === 0) return first.text === '' ? null : first;
-    return { ...first, text: text(), offset: location().start.offset, alternatives: [first, ...rest] };
+    return { ...first, text: text(), offset: offset(), alternatives: [first, ...rest] };
   }
-  function peg$f7(key, op, value) {    return { key, op, value, text: text(), offset: location().start.offset };  }
-  function peg$f8(bad) {    return { key: bad, op: null, value: '', text: bad, offset: location().start.offset };  }
+  function peg$f7(key, op, value) {    return { key, op, value, text: text(), offset: offset() };  }
+  function peg$f8(bad) {    return { key: bad, op: null, value: '', text: bad, offset: offset() };  }
   function peg$f9(c) {    return c;  }
   function peg$f10() {    return "<=";  }
   function peg$f11() {    return ">=";  }
@@ -242,8 +244,8 @@ function peg$parse(input, options) {
   function peg$f18() {    return ">";  }
   function peg$f19() {    return [];  }
   function peg$f20(items) {    return items.filter(Boolean);  }
-  function peg$f21(key, op, value) {    return { key, op, value, text: text(), offset: location().start.offset };  }
-  function peg$f22(bad) {    return { key: bad, op: null, value: '', text: bad, offset: location().start.offset };  }
+  function peg$f21(key, op, value) {    return { key, op, value, text: text(), offset: offset() };  }
+  function peg$f22(bad) {    return { key: bad, op: null, value: '', text: bad, offset: offset() };  }
   function peg$f23() {    return null;  }
   let peg$currPos = options.peg$currPos | 0;
   let peg$savedPos = peg$currPos;
@@ -838,45 +840,57 @@ function peg$parse(input, options) {
   function peg$parseKeyChar() {
     let s0, s1, s2, s3;
 
-    s0 = peg$currPos;
-    s1 = peg$currPos;
-    peg$silentFails++;
-    s2 = peg$parseOperator();
-    peg$silentFails--;
-    if (s2 === peg$FAILED) {
-      s1 = undefined;
+    s0 = input.charAt(peg$currPos);
+    if (peg$r3.test(s0)) {
+      peg$currPos++;
     } else {
-      peg$currPos = s1;
-      s1 = peg$FAILED;
+      s0 = peg$FAILED;
+      if (peg$silentFails === 0) { peg$fail(peg$e10); }
     }
-    if (s1 !== peg$FAILED) {
-      s2 = peg$currPos;
+    if (s0 === peg$FAILED) {
+      s0 = peg$currPos;
+      s1 = peg$currPos;
       peg$silentFails++;
-      if (input.charCodeAt(peg$currPos) === 33) {
-        s3 = peg$c6;
-        peg$currPos++;
-      } else {
-        s3 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e10); }
-      }
+      s2 = peg$parseOperator();
       peg$silentFails--;
-      if (s3 === peg$FAILED) {
-        s2 = undefined;
+      if (s2 === peg$FAILED) {
+        s1 = undefined;
       } else {
-        peg$currPos = s2;
-        s2 = peg$FAILED;
+        peg$currPos = s1;
+        s1 = peg$FAILED;
       }
-      if (s2 !== peg$FAILED) {
-        s3 = input.charAt(peg$currPos);
-        if (peg$r2.test(s3)) {
+      if (s1 !== peg$FAILED) {
+        s2 = peg$currPos;
+        peg$silentFails++;
+        if (input.charCodeAt(peg$currPos) === 33) {
+          s3 = peg$c6;
           peg$currPos++;
         } else {
           s3 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e9); }
+          if (peg$silentFails === 0) { peg$fail(peg$e11); }
         }
-        if (s3 !== peg$FAILED) {
-          peg$savedPos = s0;
-          s0 = peg$f9(s3);
+        peg$silentFails--;
+        if (s3 === peg$FAILED) {
+          s2 = undefined;
+        } else {
+          peg$currPos = s2;
+          s2 = peg$FAILED;
+        }
+        if (s2 !== peg$FAILED) {
+          s3 = input.charAt(peg$currPos);
+          if (peg$r2.test(s3)) {
+            peg$currPos++;
+          } else {
+            s3 = peg$FAILED;
+            if (peg$silentFails === 0) { peg$fail(peg$e9); }
+          }
+          if (s3 !== peg$FAILED) {
+            peg$savedPos = s0;
+            s0 = peg$f9(s3);
+          } else {
+            peg$currPos = s0;
+            s0 = peg$FAILED;
+          }
         } else {
           peg$currPos = s0;
           s0 = peg$FAILED;
@@ -885,9 +899,6 @@ function peg$parse(input, options) {
         peg$currPos = s0;
         s0 = peg$FAILED;
       }
-    } else {
-      peg$currPos = s0;
-      s0 = peg$FAILED;
     }
 
     return s0;
@@ -901,7 +912,7 @@ function peg$parse(input, options) {
       peg$currPos += 2;
     } else {
       s0 = peg$FAILED;
-      if (peg$silentFails === 0) { peg$fail(peg$e11); }
+      if (peg$silentFails === 0) { peg$fail(peg$e12); }
     }
     if (s0 === peg$FAILED) {
       if (input.substr(peg$currPos, 2) === peg$c8) {
@@ -909,7 +920,7 @@ function peg$parse(input, options) {
         peg$currPos += 2;
       } else {
         s0 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e12); }
+        if (peg$silentFails === 0) { peg$fail(peg$e13); }
       }
       if (s0 === peg$FAILED) {
         if (input.substr(peg$currPos, 2) === peg$c9) {
@@ -917,7 +928,7 @@ function peg$parse(input, options) {
           peg$currPos += 2;
         } else {
           s0 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e13); }
+          if (peg$silentFails === 0) { peg$fail(peg$e14); }
         }
         if (s0 === peg$FAILED) {
           s0 = peg$currPos;
@@ -926,7 +937,7 @@ function peg$parse(input, options) {
             peg$currPos += (4);
           } else {
             s1 = peg$FAILED;
-            if (peg$silentFails === 0) { peg$fail(peg$e14); }
+            if (peg$silentFails === 0) { peg$fail(peg$e15); }
           }
           if (s1 !== peg$FAILED) {
             peg$savedPos = s0;
@@ -940,7 +951,7 @@ function peg$parse(input, options) {
               peg$currPos += (4);
             } else {
               s1 = peg$FAILED;
-              if (peg$silentFails === 0) { peg$fail(peg$e15); }
+              if (peg$silentFails === 0) { peg$fail(peg$e16); }
             }
             if (s1 !== peg$FAILED) {
               peg$savedPos = s0;
@@ -949,11 +960,11 @@ function peg$parse(input, options) {
             s0 = s1;
             if (s0 === peg$FAILED) {
               s0 = input.charAt(peg$currPos);
-              if (peg$r3.test(s0)) {
+              if (peg$r4.test(s0)) {
                 peg$currPos++;
               } else {
                 s0 = peg$FAILED;
-                if (peg$silentFails === 0) { peg$fail(peg$e16); }
+                if (peg$silentFails === 0) { peg$fail(peg$e17); }
               }
               if (s0 === peg$FAILED) {
                 s0 = peg$currPos;
@@ -962,7 +973,7 @@ function peg$parse(input, options) {
                   peg$currPos += (4);
                 } else {
                   s1 = peg$FAILED;
-                  if (peg$silentFails === 0) { peg$fail(peg$e17); }
+                  if (peg$silentFails === 0) { peg$fail(peg$e18); }
                 }
                 if (s1 !== peg$FAILED) {
                   peg$savedPos = s0;
@@ -976,7 +987,7 @@ function peg$parse(input, options) {
                     peg$currPos += (4);
                   } else {
                     s1 = peg$FAILED;
-                    if (peg$silentFails === 0) { peg$fail(peg$e18); }
+                    if (peg$silentFails === 0) { peg$fail(peg$e19); }
                   }
                   if (s1 !== peg$FAILED) {
                     peg$savedPos = s0;
@@ -990,7 +1001,7 @@ function peg$parse(input, options) {
                       peg$currPos += (4);
                     } else {
                       s1 = peg$FAILED;
-                      if (peg$silentFails === 0) { peg$fail(peg$e19); }
+                      if (peg$silentFails === 0) { peg$fail(peg$e20); }
                     }
                     if (s1 !== peg$FAILED) {
                       peg$savedPos = s0;
@@ -1004,7 +1015,7 @@ function peg$parse(input, options) {
                         peg$currPos += (6);
                       } else {
                         s1 = peg$FAILED;
-                        if (peg$silentFails === 0) { peg$fail(peg$e20); }
+                        if (peg$silentFails === 0) { peg$fail(peg$e21); }
                       }
                       if (s1 !== peg$FAILED) {
                         peg$savedPos = s0;
@@ -1018,7 +1029,7 @@ function peg$parse(input, options) {
                           peg$currPos += (6);
                         } else {
                           s1 = peg$FAILED;
-                          if (peg$silentFails === 0) { peg$fail(peg$e21); }
+                          if (peg$silentFails === 0) { peg$fail(peg$e22); }
                         }
                         if (s1 !== peg$FAILED) {
                           peg$savedPos = s0;
@@ -1032,7 +1043,7 @@ function peg$parse(input, options) {
                             peg$currPos += (3);
                           } else {
                             s1 = peg$FAILED;
-                            if (peg$silentFails === 0) { peg$fail(peg$e22); }
+                            if (peg$silentFails === 0) { peg$fail(peg$e23); }
                           }
                           if (s1 !== peg$FAILED) {
                             peg$savedPos = s0;
@@ -1046,7 +1057,7 @@ function peg$parse(input, options) {
                               peg$currPos += (3);
                             } else {
                               s1 = peg$FAILED;
-                              if (peg$silentFails === 0) { peg$fail(peg$e23); }
+                              if (peg$silentFails === 0) { peg$fail(peg$e24); }
                             }
                             if (s1 !== peg$FAILED) {
                               peg$savedPos = s0;
@@ -1167,20 +1178,20 @@ function peg$parse(input, options) {
     s1 = peg$currPos;
     s2 = [];
     s3 = input.charAt(peg$currPos);
-    if (peg$r4.test(s3)) {
+    if (peg$r5.test(s3)) {
       peg$currPos++;
     } else {
       s3 = peg$FAILED;
-      if (peg$silentFails === 0) { peg$fail(peg$e24); }
+      if (peg$silentFails === 0) { peg$fail(peg$e25); }
     }
     while (s3 !== peg$FAILED) {
       s2.push(s3);
       s3 = input.charAt(peg$currPos);
-      if (peg$r4.test(s3)) {
+      if (peg$r5.test(s3)) {
         peg$currPos++;
       } else {
         s3 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e24); }
+        if (peg$silentFails === 0) { peg$fail(peg$e25); }
       }
     }
     s1 = input.substring(s1, peg$currPos);
@@ -1189,20 +1200,20 @@ function peg$parse(input, options) {
       s3 = peg$currPos;
       s4 = [];
       s5 = input.charAt(peg$currPos);
-      if (peg$r5.test(s5)) {
+      if (peg$r6.test(s5)) {
         peg$currPos++;
       } else {
         s5 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e25); }
+        if (peg$silentFails === 0) { peg$fail(peg$e26); }
       }
       while (s5 !== peg$FAILED) {
         s4.push(s5);
         s5 = input.charAt(peg$currPos);
-        if (peg$r5.test(s5)) {
+        if (peg$r6.test(s5)) {
           peg$currPos++;
         } else {
           s5 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e25); }
+          if (peg$silentFails === 0) { peg$fail(peg$e26); }
         }
       }
       s3 = input.substring(s3, peg$currPos);
@@ -1217,21 +1228,21 @@ function peg$parse(input, options) {
       s1 = peg$currPos;
       s2 = [];
       s3 = input.charAt(peg$currPos);
-      if (peg$r5.test(s3)) {
+      if (peg$r6.test(s3)) {
         peg$currPos++;
       } else {
         s3 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e25); }
+        if (peg$silentFails === 0) { peg$fail(peg$e26); }
       }
       if (s3 !== peg$FAILED) {
         while (s3 !== peg$FAILED) {
           s2.push(s3);
           s3 = input.charAt(peg$currPos);
-          if (peg$r5.test(s3)) {
+          if (peg$r6.test(s3)) {
             peg$currPos++;
           } else {
             s3 = peg$FAILED;
-            if (peg$silentFails === 0) { peg$fail(peg$e25); }
+            if (peg$silentFails === 0) { peg$fail(peg$e26); }
           }
         }
       } else {
