@@ -2,7 +2,8 @@
  * `@resourcery/core`: what an app needs to serve its resources. Storage authors import
  * `@resourcery/core/storage` (the query model a storage receives and its helpers).
  */
-export { createService, Service, type ServiceOptions } from './service.js';
+export { createService, createMetrics, Service, type ServiceOptions } from './service.js';
+export { METRICS_CONTENT_TYPE, DEFAULT_LATENCY_BUCKETS, type Metrics, type MetricsOptions } from './request/metrics.js';
 export type { AdminOptions } from './admin/access.js';
 export type { RedactionOptions } from './model/redaction.js';
 export type { ErrorInfo } from './request/host.js';

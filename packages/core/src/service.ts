@@ -13,6 +13,7 @@ import { fromFetchRequest, toFetchResponse } from './http/fetch.js';
 import type { PlainRequest, PlainResponse } from './http/types.js';
 import type { RequestObserver, RequestTrace } from './http/observer.js';
 import { observed } from './request/observe.js';
+import { metricsOf, type Metrics, type MetricsOptions } from './request/metrics.js';
 import { MACRO_RESOURCE, Macros } from './admin/macros.js';
 import type { LocalRequests } from './outgoing/local-requests.js';
 import { errorRecordBounds, resolveOptions, type ResolvedOptions, type ServiceOptions } from './request/options.js';
@@ -350,4 +351,20 @@ export class Service {
 
 export function createService(options: ServiceOptions = {}): Service {
   return new Service(options);
+}
+
+/**
+ * Prometheus-style metrics of a service, counted from now on (docs/operations.md#metrics):
+ * `await metrics.text()` is the text exposition format, to serve with `metrics.contentType`.
+ */
+export function createMetrics(service: Service, options?: MetricsOptions): Metrics {
+  return metricsOf(
+    {
+      observe: (observer) => service.observe(observer),
+      outboxDepth: () => service.webhooks.outbox.depth(),
+      deliveries: () => service.webhooks.deliveries,
+      subscribers: () => service.streams.opened(),
+    },
+    options,
+  );
 }

@@ -27,6 +27,12 @@ export interface ResponseInfo extends RequestInfo {
    * until the result was ready to write; undefined when no operation ran.
    */
   readonly operationMs: number | undefined;
+  /**
+   * Milliseconds the request waited for its storages (select, count and write calls, the
+   * time at least one was open), within `durationMs`; undefined unless an observer
+   * asked for it with `storageTime` (docs/operations.md#storage-time).
+   */
+  readonly storageMs: number | undefined;
 }
 
 /**
@@ -37,6 +43,22 @@ export interface ResponseInfo extends RequestInfo {
 export interface RequestObserver<S = unknown> {
   onRequest?(request: RequestInfo): S;
   onResponse?(response: ResponseInfo, state: S): void;
+  /**
+   * Time the request's storage calls (`ResponseInfo.storageMs`). It runs each observed
+   * request in an AsyncLocalStorage, which costs the process's promises a little while
+   * such an observer is registered; off by default.
+   */
+  storageTime?: boolean;
+}
+
+/** Storage time of one request as it adds up (storage/clock.ts). */
+export interface StorageClock {
+  /** Milliseconds during which at least one storage call was open. */
+  ms: number;
+  /** Storage calls open now. */
+  open: number;
+  /** When the open calls began (performance.now()). */
+  since: number;
 }
 
 /** What the pipeline notes about a request while it is observed. */
@@ -44,4 +66,6 @@ export interface RequestTrace {
   resource: string | undefined;
   operationStart: number | undefined;
   operationMs: number | undefined;
+  /** Set when an observer asked for storage time. */
+  storage: StorageClock | undefined;
 }

@@ -12,6 +12,7 @@ import { parseKeyLiteral, parseLiteral } from '../grammar/literal.js';
 import { findKey, Locator } from '../grammar/locator.js';
 import type { JsonSchema } from '../query/schema-types.js';
 import { SELECT_ALL, type Storage } from '../storage/storage.js';
+import { storageNextKeys, storageSelect } from '../storage/clock.js';
 
 /** The declared key as a list of property names, or null. */
 export function keyProperties(key: string | readonly string[] | undefined, resource: string): readonly string[] | null {
@@ -91,7 +92,7 @@ export async function fillKeys(
       if (typeof v === 'number' && Number.isInteger(v)) next = Math.max(next, v + 1);
       else if (v !== undefined && v !== null) sawOther = true;
     }
-    const first = numeric === undefined && sawOther ? null : await storage.nextKeys(missing.length, next, numeric === undefined);
+    const first = numeric === undefined && sawOther ? null : await storageNextKeys(storage, missing.length, next, numeric === undefined);
     numeric = first !== null;
     if (first !== null) next = first;
   } else if (numeric !== false) {
@@ -119,7 +120,7 @@ export async function fillKeys(
  * anything else on top is settled by looking at every key, as without push-down.
  */
 async function largestKeys(storage: Storage, name: string): Promise<Iterable<Entity> | AsyncIterable<Entity>> {
-  const top = await storage.select({
+  const top = await storageSelect(storage, {
     conditions: [],
     predicate: null,
     order: { locator: new Locator(name), descending: true },
@@ -132,7 +133,7 @@ async function largestKeys(storage: Storage, name: string): Promise<Iterable<Ent
     const v = k === undefined ? undefined : e[k];
     if (typeof v === 'number' && Number.isInteger(v)) return [e];
     // Something other than a whole number on top.
-    return (await storage.select(SELECT_ALL)).entities;
+    return (await storageSelect(storage, SELECT_ALL)).entities;
   }
   return [];
 }
@@ -164,7 +165,7 @@ async function* selectEqual(storage: Storage, locators: readonly Locator[], valu
     text: `${l.text}=${String(values[i])}`,
   }));
   const predicate = compileConditions(conditions);
-  const found = await storage.select({ conditions, predicate, order: null, offset: 0, limit: -1 });
+  const found = await storageSelect(storage, { conditions, predicate, order: null, offset: 0, limit: -1 });
   for await (const s of found.entities as AsyncIterable<Entity>) if (found.conditionsApplied || predicate === null || predicate(s)) yield s;
 }
 
@@ -194,7 +195,7 @@ export async function storedMatches(
     return literal.kind === 'string' || (literal.kind === 'raw' && (literal.number === v || literal.boolean === v));
   };
   if (distinct.size > LOOKUPS || ![...distinct.values()].every((values) => values.every(plain)))
-    return (await storage.select(SELECT_ALL)).entities;
+    return (await storageSelect(storage, SELECT_ALL)).entities;
   const found: Entity[] = [];
   for (const [id, values] of distinct)
     for await (const s of selectEqual(storage, locators, values)) {

@@ -10,6 +10,7 @@ import type { Locator } from '../grammar/locator.js';
 import type { Resource } from '../model/resources.js';
 import type { RowRule } from '../model/rules.js';
 import type { SelectQuery, SelectResult } from '../storage/storage.js';
+import { storageSelect } from '../storage/clock.js';
 
 /**
  * The query with the names of its added values and dotted selected properties fixed: each
@@ -87,7 +88,7 @@ function spelledInStorage(resource: Resource, locators: readonly Locator[], rows
   };
   // Only the members the locators start with (a hint: SQL then sends no more of each row).
   if (resource.storage.stamp && !through) request.select = locators;
-  const selected = resource.storage.select(request);
+  const selected = storageSelect(resource.storage, request);
   const scan = new Scan(resource, locators, rows?.filter ?? null, predicate);
   return isPromise(selected) ? Promise.resolve(selected).then((r) => scan.over(r, through)) : scan.over(selected, through);
 }

@@ -27,6 +27,7 @@ import {
 } from './plan.js';
 import { selectEmbedded } from './embed.js';
 import type { RelatedReads } from './related.js';
+import { storageCount, storageSelect } from '../storage/clock.js';
 
 /**
  * The entities a GET returns (output form, projected): at once when the storage answers
@@ -54,7 +55,7 @@ function selectNamed(resource: Resource, q: CompiledQuery, settings: ReadSetting
   if (toOutput) return selectThroughOutput(resource, q, toOutput, settings.rows?.filter ?? null, settings.budget);
   const plan = planRead(resource, q, settings);
   // No closures on the way when the storage answers at once: each would cost every GET an allocation.
-  const selected = resource.storage.select(plan.request);
+  const selected = storageSelect(resource.storage, plan.request);
   return isPromise(selected) ? outputLater(selected, plan) : outputOf(selected, plan);
 }
 
@@ -66,7 +67,7 @@ async function selectThroughOutput(
   filter: Predicate | null,
   budget: Budgets,
 ): Promise<Entity[]> {
-  const all = await collect((await resource.storage.select(SELECT_ALL)).entities);
+  const all = await collect((await storageSelect(resource.storage, SELECT_ALL)).entities);
   return evaluateScanning(visible(all.map(toOutput), filter), q, {}, budget);
 }
 
@@ -82,13 +83,13 @@ export async function selectTargets(
   const target: CompiledQuery = { ...q, meta, project: null, sourceOrder: meta.order?.map((k) => k.locator) ?? null };
   const toOutput = resource.definition.toOutput;
   if (toOutput) {
-    const stored = await collect((await resource.storage.select(SELECT_ALL)).entities);
+    const stored = await collect((await storageSelect(resource.storage, SELECT_ALL)).entities);
     const storedOf = new Map(stored.map((e) => [toOutput(e), e]));
     return (await evaluateScanning(visible([...storedOf.keys()], rows?.filter ?? null), target, {}, budget)).map((e) => storedOf.get(e)!);
   }
   const request: SelectQuery = { conditions: q.conditions, predicate: q.predicate, order: null, offset: 0, limit: -1 };
   if (q.generate === false) request.generate = false;
-  const result = await resource.storage.select(request);
+  const result = await storageSelect(resource.storage, request);
   return evaluateScanning(
     visible(await collect(result.entities), rows?.filter ?? null),
     target,
@@ -120,7 +121,7 @@ async function totalOf(op: OperationContext): Promise<number> {
   const { resource, query, rows } = op;
   const m = query.meta;
   if (query.search === null && !m.distinct && !resource.definition.toOutput && !rows?.filter && resource.storage.count)
-    return resource.storage.count({ conditions: query.conditions, predicate: query.predicate });
+    return storageCount(resource.storage, { conditions: query.conditions, predicate: query.predicate });
   if (m.embed !== null && m.distinct) return (await selectEmbedded(resource, query, rows, relatedReads(op), false)).length;
   const unpaged: CompiledQuery = { ...query, meta: { ...m, offset: 0, limit: -1 } };
   return (await selectOutput(resource, unpaged, rows, budgetsOf(op))).length;
@@ -188,7 +189,7 @@ export const report: Operation = async (op) => {
   const m = query.meta;
   const plain = query.search === null && !m.distinct && m.limit < 0 && m.offset === 0 && !resource.definition.toOutput && !rows?.filter;
   if (plain && resource.storage.count)
-    return { kind: 'count', count: await resource.storage.count({ conditions: query.conditions, predicate: query.predicate }) };
+    return { kind: 'count', count: await storageCount(resource.storage, { conditions: query.conditions, predicate: query.predicate }) };
   if (m.embed !== null && m.distinct)
     return { kind: 'count', count: (await selectEmbedded(resource, query, rows, relatedReads(op), false)).length };
   return { kind: 'count', count: (await selectOutput(resource, query, rows, budgetsOf(op))).length };

@@ -15,6 +15,7 @@ import type { Result } from './results.js';
 import { checkRow } from '../model/rules.js';
 import { keyValues, SELECT_ALL, targetOf } from '../storage/storage.js';
 import { checkNoneMatch, checkVersions, entityVersion } from '../storage/version.js';
+import { storageSelect } from '../storage/clock.js';
 
 async function prepare(op: OperationContext, entity: Entity, existing?: Entity, sent: Entity = entity): Promise<Entity> {
   const { resource, caller } = op;
@@ -199,7 +200,7 @@ async function safepost(op: OperationContext, entities: Entity[]): Promise<Resul
   const toOutput = resource.definition.toOutput;
   // Matched on what clients see, so with toOutput every stored entity is looked at.
   const candidates = await collect(
-    toOutput ? (await resource.storage.select(SELECT_ALL)).entities : await storedMatches(resource.storage, keys, entities),
+    toOutput ? (await storageSelect(resource.storage, SELECT_ALL)).entities : await storedMatches(resource.storage, keys, entities),
   );
   for (const stored of candidates) {
     // Matched on what clients see: a hidden property cannot be probed by matching on it,

@@ -14,6 +14,7 @@ import type { PreparedEvent } from '../webhooks/events.js';
 import type { RequestContext } from './context.js';
 import type { PipelineHost } from './host.js';
 import { writeConditions } from './preconditions.js';
+import { storageWrite } from '../storage/clock.js';
 
 /**
  * What an operation gets of its request: one object, its body read and its events raised
@@ -69,7 +70,7 @@ export class Operating implements OperationContext {
     const writes = events.flatMap((e) => e.writes);
     // The transactional outbox: the change and its messages commit together, or neither does.
     const together = writes.length > 0 && writes.every((w) => storage.joins?.(w.storage) === true);
-    await storage.write(together ? { ...batch, with: writes } : batch);
+    await storageWrite(storage, together ? { ...batch, with: writes } : batch);
     return {
       raise: async () => {
         for (const event of events) await event.finish(together);

@@ -110,6 +110,8 @@ export class DeliveryWorker {
   private sweeping: Promise<void> | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
   private closed = false;
+  /** How this process's attempts ended (the metrics' resourcery_webhook_deliveries_total, docs/operations.md#metrics). */
+  readonly outcomes = { delivered: 0, retrying: 0, givenUp: 0 };
 
   constructor(
     private readonly deps: PayloadDeps & { readonly outgoing: OutgoingPolicy },
@@ -235,6 +237,9 @@ export class DeliveryWorker {
     }
     await this.log.record(row).catch((e) => this.warn(e));
     const delay = outcome.status === 410 || outcome.success || outcome.final ? null : retryDelay(this.options.retrySchedule, attempt);
+    if (outcome.success) this.outcomes.delivered++;
+    else if (delay === null) this.outcomes.givenUp++;
+    else this.outcomes.retrying++;
     // On the version last stored (renewals change it); not at all once another instance took it over.
     await this.owned.write(message.Id, async (current) => {
       if (delay === null) {

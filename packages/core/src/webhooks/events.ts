@@ -1,6 +1,7 @@
 import type { Origin } from '../outgoing/origin.js';
 import type { Entity } from '../query/conditions.js';
 import type { Storage } from '../storage/storage.js';
+import { storageWrite } from '../storage/clock.js';
 
 export interface EventDefinition {
   description?: string;
@@ -133,7 +134,7 @@ export class Events {
   /** Writes a part that did not commit with the change (when asked to), then tells it. */
   private async complete(part: EventWrites, written: boolean, event: RaisedEvent): Promise<void> {
     try {
-      if (!written) for (const { storage, insert } of part.writes) await storage.write({ insert });
+      if (!written) for (const { storage, insert } of part.writes) await storageWrite(storage, { insert });
       part.done();
     } catch (error) {
       this.onListenerError(error, event);

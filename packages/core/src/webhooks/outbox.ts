@@ -3,7 +3,7 @@ import { compileConditions, type Entity } from '../query/conditions.js';
 import { parseLiteral } from '../grammar/literal.js';
 import { Locator } from '../grammar/locator.js';
 import { compareValues } from '../query/order.js';
-import { targetOf, type Storage, type WriteBatch } from '../storage/storage.js';
+import { SELECT_ALL, targetOf, type Storage, type WriteBatch } from '../storage/storage.js';
 
 export const OUTBOX_STORAGE = 'Service.Admin.WebhookOutbox';
 
@@ -72,6 +72,14 @@ export class Outbox {
     } catch {
       return null;
     }
+  }
+
+  /** How many messages the outbox holds (every instance's, when they share its storage). */
+  async depth(): Promise<number> {
+    if (this.storage.count) return this.storage.count({ conditions: [], predicate: null });
+    let n = 0;
+    for await (const e of (await this.storage.select(SELECT_ALL)).entities as AsyncIterable<Entity>) if (isOutboxMessage(e)) n++;
+    return n;
   }
 
   /** Messages whose lease has run out (left by a stopped instance), earliest due first. */

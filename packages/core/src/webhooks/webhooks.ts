@@ -115,6 +115,11 @@ export class Webhooks {
     return this.worker.idle();
   }
 
+  /** How this process's delivery attempts ended, counted since the service started. */
+  get deliveries(): Readonly<{ delivered: number; retrying: number; givenUp: number }> {
+    return this.worker.outcomes;
+  }
+
   private async load(): Promise<Cache> {
     const hooks: Compiled[] = [];
     const byId = new Map<string, Webhook>();
