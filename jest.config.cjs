@@ -8,7 +8,7 @@ module.exports = {
     '^@resourcery/core/storage$': '<rootDir>/packages/core/src/storage/index.ts',
     '^@resourcery/core/internal$': '<rootDir>/packages/core/src/internal/index.ts',
     '^@resourcery/node/internal$': '<rootDir>/packages/node/src/internal.ts',
-    '^@resourcery/(core|node|express|koa|fastify|cli|sql|client)$': '<rootDir>/packages/$1/src/index.ts',
+    '^@resourcery/(core|node|express|koa|fastify|opentelemetry|cli|sql|client)$': '<rootDir>/packages/$1/src/index.ts',
   },
   transform: {
     '^.+\\.(t|j)s$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }],

@@ -111,6 +111,24 @@ ${serveAndGet}
   run(process.execPath, ['esm.mjs']);
 });
 
+check('@resourcery/opentelemetry with @opentelemetry/api alone (no SDK installed): requests answered, spans no-ops', () => {
+  const otel = readdirSync(join(app, 'node_modules', '@opentelemetry'));
+  if (otel.join() !== 'api') throw new Error(`node_modules/@opentelemetry holds ${otel.join(', ')}, not the API alone`);
+  writeFileSync(
+    join(app, 'otel.mjs'),
+    `import { createService } from '@resourcery/core';
+import { traceRequests } from '@resourcery/opentelemetry';
+const service = createService();
+${service}
+const stop = traceRequests(service);
+const res = await service.fetch(new Request('http://x/Person/Age>40/select=Name', { headers: { accept: 'application/json;raw=true' } }));
+if ((await res.text()) !== '[{"Name":"Alan"}]') throw new Error('unexpected answer under tracing');
+stop();
+`,
+  );
+  run(process.execPath, ['otel.mjs']);
+});
+
 check('Excel written where exceljs is installed (the CLI depends on it)', () => {
   writeFileSync(
     join(app, 'excel.mjs'),
@@ -143,10 +161,11 @@ ${serveAndGet}
   run(process.execPath, ['cjs.cjs']);
 });
 
-const typed = `import { createService, ServiceError, type PlainResponse } from '@resourcery/core';
+const typed = `import { createMetrics, createService, ServiceError, type PlainResponse } from '@resourcery/core';
 import { createServer, createNodeListener } from '@resourcery/node';
 import { createExpressMiddleware } from '@resourcery/express';
 import { createKoaMiddleware } from '@resourcery/koa';
+import { traceRequests } from '@resourcery/opentelemetry';
 const service = createService({ maxBodyBytes: 1024 });
 service.addResource({ name: 'Person', schema: { type: 'object', properties: { Name: { type: 'string' } } } });
 const answer: Promise<PlainResponse> = service.handle({ method: 'GET', uri: '/Person' });
@@ -157,10 +176,12 @@ const kmw = createKoaMiddleware(service);
 const e: ServiceError = new ServiceError('NotAcceptable', 'x');
 const unsubscribe: () => void = service.subscribe(() => undefined);
 const idle: Promise<void> = service.idle();
+const stopTracing: () => void = traceRequests(service);
+const metrics: Promise<string> = createMetrics(service).text();
 // The service's parts are not public API: the published types leave them out (@internal).
 // @ts-expect-error -- not in the published types
 const parts = [service.resources, service.webhooks, service.events, service.macros, service.errors];
-export { answer, server, listener, mw, kmw, e, unsubscribe, idle, parts };
+export { answer, server, listener, mw, kmw, e, unsubscribe, idle, parts, stopTracing, metrics };
 `;
 writeFileSync(join(app, 'typed.ts'), typed);
 // Fastify's own types (pino's) need esModuleInterop once skipLibCheck is false: checked there only.
@@ -225,11 +246,12 @@ test('a resource answers without HTTP', async () => {
 const lean = join(work, 'lean');
 mkdirSync(lean);
 writeFileSync(join(lean, 'package.json'), JSON.stringify({ name: 'lean-app', private: true, version: '1.0.0', type: 'module' }, null, 2));
-check('npm install of @resourcery/core alone (+ typescript): no exceljs, no @types/node in node_modules', () => {
+check('npm install of @resourcery/core alone (+ typescript): no exceljs, no @opentelemetry, no @types/node in node_modules', () => {
   const core = readdirSync(tarballs).find((f) => f.startsWith('resourcery-core-'));
   run('npm', ['install', '--engine-strict', '--no-package-lock', join(tarballs, core), 'typescript@5.9.3'], lean);
   const present = readdirSync(join(lean, 'node_modules'));
   if (present.includes('exceljs')) throw new Error('exceljs was installed with @resourcery/core');
+  if (present.includes('@opentelemetry')) throw new Error('@opentelemetry was installed with @resourcery/core');
   if (present.includes('@types'))
     throw new Error(`node_modules/@types holds ${readdirSync(join(lean, 'node_modules', '@types')).join(', ')}`);
 });
