@@ -40,6 +40,8 @@ export interface ServeOptions {
   livePath?: string;
   /** A path answered 200 or 503 from service.ready() (readiness; probes.ts). */
   readyPath?: string;
+  /** A path answered with the service's Prometheus metrics (probes.ts); default: the config's metricsPath, else none. */
+  metricsPath?: string;
 }
 
 export interface ImportOptions {
@@ -83,6 +85,8 @@ Options of serve:
   --ready-path <path>           answer GET <path> 200 when the storage (the database) can
                                 serve, else 503: a load balancer's readiness check
   --live-path <path>            answer GET <path> 200 while the process answers (liveness)
+  --metrics-path <path>         answer GET <path> with Prometheus metrics (requests, latency,
+                                webhooks, event streams); like the probes, without an API key
   --log <text|json>             the access log's format: one line per request on stdout
                                 (default text)
   -q, --quiet                   print only the line with the URL (no access log)
@@ -117,6 +121,7 @@ export function parseCommand(argv: string[]): Command {
         'connect-timeout': { type: 'string' },
         'ready-path': { type: 'string' },
         'live-path': { type: 'string' },
+        'metrics-path': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
         version: { type: 'boolean', short: 'v', default: false },
       },
@@ -155,12 +160,16 @@ export function parseCommand(argv: string[]): Command {
   const connect = values['connect-timeout'];
   if (connect !== undefined && !/^\d+(\.\d+)?$/.test(connect))
     throw new UsageError(`--connect-timeout must be a number of seconds, not '${connect}'`);
-  for (const flag of ['ready-path', 'live-path'] as const) {
+  for (const flag of ['ready-path', 'live-path', 'metrics-path'] as const) {
     const probe = values[flag];
-    if (probe !== undefined && !/^\/[^?#\s]*$/.test(probe)) throw new UsageError(`--${flag} must be a path such as /ready, not '${probe}'`);
+    if (probe !== undefined && !isProbePath(probe))
+      throw new UsageError(`--${flag} must be a path such as /${flag.split('-')[0]}, not '${probe}'`);
   }
   if (values['ready-path'] !== undefined && values['ready-path'] === values['live-path'])
     throw new UsageError('--ready-path and --live-path must be two paths');
+  const metricsPath = values['metrics-path'];
+  if (metricsPath !== undefined && (metricsPath === values['ready-path'] || metricsPath === values['live-path']))
+    throw new UsageError('--metrics-path must differ from --ready-path and --live-path');
   return {
     command: 'serve',
     options: {
@@ -181,8 +190,14 @@ export function parseCommand(argv: string[]): Command {
       connectTimeoutMs: connect === undefined ? undefined : Number(connect) * 1000,
       readyPath: values['ready-path'],
       livePath: values['live-path'],
+      metricsPath,
     },
   };
+}
+
+/** A path the CLI answers itself (--ready-path, --live-path, --metrics-path): absolute, no query, no space. */
+export function isProbePath(path: string): boolean {
+  return /^\/[^?#\s]*$/.test(path);
 }
 
 /** `serve` only: kept for callers of the earlier API. */

@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { ApiKeyConfig, CorsOptions, IndexDefinition, ViewDefinition } from '@resourcery/core';
+import { isProbePath } from './args.js';
 
 /** What a config file may say about one resource. */
 export interface ResourceConfig {
@@ -35,6 +36,8 @@ export interface CliConfig {
   };
   /** `serve postgres://...`: the pool (docs/deployment.md#postgresql-in-production); flags win. */
   database?: { poolSize?: number; acquireTimeoutMs?: number; connectTimeoutMs?: number };
+  /** A path answered with Prometheus metrics, as --metrics-path (which wins): docs/operations.md#metrics. */
+  metricsPath?: string;
 }
 
 const CONFIG_FILES = ['resourcery.config.mjs', 'resourcery.config.json'];
@@ -78,7 +81,9 @@ export function validateConfig(raw: unknown): string[] {
   const unknown = (at: string, value: Record<string, unknown>, known: string[]) => {
     for (const k of Object.keys(value)) if (!known.includes(k)) problems.push(`${at}${k}: unknown setting (known: ${known.join(', ')})`);
   };
-  unknown('', raw, ['$schema', 'resources', 'apiKeys', 'cors', 'limits', 'database']);
+  unknown('', raw, ['$schema', 'resources', 'apiKeys', 'cors', 'limits', 'database', 'metricsPath']);
+  if (raw.metricsPath !== undefined && (typeof raw.metricsPath !== 'string' || !isProbePath(raw.metricsPath)))
+    problems.push(`metricsPath: must be a path such as /metrics, not ${JSON.stringify(raw.metricsPath)}`);
   if (raw.resources !== undefined) {
     if (!isObject(raw.resources)) problems.push('resources: must be an object of resource name -> settings');
     else for (const [name, r] of Object.entries(raw.resources)) resourceProblems(`resources.${name}`, r, problems, unknown);

@@ -306,7 +306,7 @@ export async function serve(options: ServeOptions, config: CliConfig = {}): Prom
           );
         };
   const log = options.accessLog === undefined ? undefined : accessLogger(options.accessLog, (line) => process.stdout.write(line));
-  // Readiness and liveness probes are answered before the access log: a load balancer's polling is not logged.
+  // Readiness, liveness and metrics are answered before the access log: a load balancer's or Prometheus's polling is not logged.
   const logged: http.RequestListener =
     log === undefined
       ? handler
@@ -314,7 +314,14 @@ export async function serve(options: ServeOptions, config: CliConfig = {}): Prom
           log(req, res);
           handler(req, res);
         };
-  const probe = probes(service, options);
+  let probe: ReturnType<typeof probes>;
+  try {
+    probe = probes(service, { ...options, metricsPath: options.metricsPath ?? config.metricsPath });
+  } catch (e) {
+    await service.close();
+    await release();
+    throw e;
+  }
   const server = createHttpServer(probe === undefined ? logged : (req, res) => void (probe(req, res) || logged(req, res)));
   try {
     await new Promise<void>((resolve, reject) => {

@@ -57,6 +57,7 @@ describe('--version, --help', () => {
       '--api-key',
       '--ready-path',
       '--live-path',
+      '--metrics-path',
       'resourcery import',
     ])
       expect(r.stdout).toContain(option);
