@@ -14,6 +14,7 @@ import type { Entity } from '../query/conditions.js';
 import { NO_META } from '../query/meta-conditions.js';
 import { typeConditions } from '../query/schema-types.js';
 import { keyValues } from '../storage/storage.js';
+import { storageSelect } from '../storage/clock.js';
 import type { OperationContext } from './context.js';
 import { collect } from './plan.js';
 import { distinctValues, inList } from './related.js';
@@ -95,7 +96,13 @@ async function storedRelated(relation: Relation<Resource>, values: readonly unkn
     const item = inList(via, values.slice(i, i + IN_LIST_MAX));
     if (item === undefined) continue;
     const q = target.compile(typeConditions([item], target.schema), NO_META);
-    const result = await target.storage.select({ conditions: q.conditions, predicate: q.predicate, order: null, offset: 0, limit: -1 });
+    const result = await storageSelect(target.storage, {
+      conditions: q.conditions,
+      predicate: q.predicate,
+      order: null,
+      offset: 0,
+      limit: -1,
+    });
     const entities = await collect(result.entities);
     // One push per entity: a spread of a caller-sized array into a call overflows the stack past ~120,000 (docs/limits.md).
     for (const e of result.conditionsApplied || q.predicate === null ? entities : entities.filter(q.predicate)) out.push(e);
