@@ -18,6 +18,11 @@ interface Emitter {
   off?(event: 'error', listener: (error: Error) => void): unknown;
 }
 
+/** pg's query with a statement name: prepared once per connection. */
+interface Named {
+  query(config: { name: string; text: string; values: string[] }): Promise<{ rows: unknown[] }>;
+}
+
 /** A connection checked out of a pool. */
 type Checkout = SqlClient & { release(error?: Error | boolean): void } & Partial<Emitter>;
 
@@ -36,8 +41,31 @@ export type Query = <R = Record<string, unknown>>(text: string, params?: string[
 
 /** Runs single statements and transactions on a client, whatever its kind. */
 export interface Session {
-  query: Query;
+  /** `name`: a prepared statement's name (PreparedNames), used where the client keeps them (a `pg` pool). */
+  query: <R = Record<string, unknown>>(text: string, params?: string[], name?: string) => Promise<R[]>;
   transaction<T>(fn: (query: Query) => Promise<T>): Promise<T>;
+}
+
+/** How many statement texts one storage prepares at most (each connection keeps them until it closes). */
+const MAX_PREPARED = 64;
+/** Names are unique across the storages of a process: they share the pool's connections. */
+let preparedCount = 0;
+
+/**
+ * Names for the statements a storage runs often, so that a `pg` connection parses (and
+ * PostgreSQL plans, once a plan for any values is no costlier) each text once, not on
+ * every request (docs/storage.md#prepared-statements). Statement texts carry no values
+ * (those are parameters), so a table has a handful of them; past MAX_PREPARED texts the
+ * rest run unnamed, so a client's many query shapes cannot grow every connection's memory.
+ */
+export class PreparedNames {
+  private readonly names = new Map<string, string>();
+
+  nameOf(text: string): string | undefined {
+    let name = this.names.get(text);
+    if (name === undefined && this.names.size < MAX_PREPARED) this.names.set(text, (name = `resourcery_${++preparedCount}`));
+    return name;
+  }
 }
 
 /** How long a statement may wait for a pooled connection by default (SqlStorageOptions.acquireTimeoutMs). */
@@ -57,7 +85,7 @@ export function sessionFor(client: SqlClient, acquireTimeoutMs = DEFAULT_ACQUIRE
         ? pooled(client as PoolClient, acquireTimeoutMs)
         : singleConnection(client);
   return {
-    query: <R>(text: string, params?: string[]) => session.query<R>(text, params).catch(asUnavailable),
+    query: <R>(text: string, params?: string[], name?: string) => session.query<R>(text, params, name).catch(asUnavailable),
     transaction: (fn) => session.transaction(fn).catch(asUnavailable),
   };
 }
@@ -114,7 +142,7 @@ async function acquire(pool: PoolClient, ms: number): Promise<Checkout> {
 function pooled(pool: PoolClient, acquireTimeoutMs: number): Session {
   listenForErrors(pool);
   return {
-    async query<R>(text: string, params: string[] = []) {
+    async query<R>(text: string, params: string[] = [], name?: string) {
       const connection = await acquire(pool, acquireTimeoutMs);
       let broken = false;
       const lost = () => {
@@ -123,7 +151,11 @@ function pooled(pool: PoolClient, acquireTimeoutMs: number): Session {
       // Checked out, a connection has no pool listener (one made before this storage has none of ours either).
       connection.on?.('error', lost);
       try {
-        return (await connection.query(text, params)).rows as R[];
+        const result =
+          name === undefined
+            ? await connection.query(text, params)
+            : await (connection as unknown as Named).query({ name, text, values: params });
+        return result.rows as R[];
       } catch (e) {
         // A connection that failed (not a statement the database refused) must leave the pool.
         broken ||= unavailable(e) !== null;

@@ -1,11 +1,12 @@
-import type { Session } from './client.js';
+import type { Query, Session } from './client.js';
 
 /**
  * Generated keys across instances (core Storage.nextKeys, docs/keys.md): one row per
  * table in `resourcery_keys` (in the table's schema) holds the next number to hand out.
- * A reservation is one statement: it reads the largest whole-number key through the key
- * column's unique index (one row, whatever the table's size) and advances the counter
- * past it under the counter row's lock, so instances never take one number and no POST
+ * A reservation is one statement (in a transaction that does not wait for the disk, see
+ * reserveKeys): it reads the largest whole-number key through the key column's unique
+ * index (one row, whatever the table's size) and advances the counter past it under the
+ * counter row's lock, so instances never take one number and no POST
  * is refused for a key another instance generated. Like a sequence, a number taken by an
  * insert that then failed, or by an entity since deleted, is not handed out again.
  */
@@ -27,8 +28,8 @@ export async function prepareCounters(session: Session, table: string): Promise<
  * Whether every stored key is a number: jsonb orders strings below numbers and booleans,
  * arrays and objects above them, so the smallest and the largest key (two index reads) tell.
  */
-async function onlyNumbers(session: Session, quoted: string): Promise<boolean> {
-  const [{ low, high }] = await session.query(
+async function onlyNumbers(query: Query, quoted: string): Promise<boolean> {
+  const [{ low, high }] = await query<{ low: string | null; high: string | null }>(
     `SELECT (SELECT jsonb_typeof(key -> 0) FROM ${quoted} WHERE key IS NOT NULL ORDER BY key LIMIT 1) AS low, ` +
       `(SELECT jsonb_typeof(key -> 0) FROM ${quoted} WHERE key IS NOT NULL ORDER BY key DESC LIMIT 1) AS high`,
   );
@@ -44,9 +45,22 @@ export async function reserveKeys(
   atLeast: number,
   onlyIfNumbers: boolean,
 ): Promise<number | null> {
-  if (onlyIfNumbers && !(await onlyNumbers(session, quoted))) return null;
+  // One transaction committed without waiting for its flush to disk: the counter row is
+  // locked only while the statement runs, so POSTs of several instances do not queue
+  // behind each other's disk flush, and a POST waits for one flush (its insert's), not
+  // two. The reservation still reaches the disk before any entity holding one of its
+  // numbers does (the log is written in order, and the insert's commit waits for it), so
+  // a database crash can forget only numbers no stored entity holds (docs/keys.md).
+  return session.transaction(async (query) => {
+    await query('SET LOCAL synchronous_commit TO off');
+    if (onlyIfNumbers && !(await onlyNumbers(query, quoted))) return null;
+    return reserve(query, table, quoted, count, atLeast);
+  });
+}
+
+async function reserve(query: Query, table: string, quoted: string, count: number, atLeast: number): Promise<number> {
   // The largest number: the last key below '[false]' (booleans, arrays and objects sort above numbers).
-  const [{ first }] = await session.query(
+  const [{ first }] = await query<{ first: string }>(
     `WITH largest AS (SELECT coalesce((SELECT CASE WHEN jsonb_typeof(key -> 0) = 'number' THEN floor((key ->> 0)::numeric) END ` +
       `FROM ${quoted} WHERE key IS NOT NULL AND key < '[false]'::jsonb ORDER BY key DESC LIMIT 1), 0) AS n) ` +
       `INSERT INTO ${counterTable(table)} AS c (name, next) SELECT $1, greatest(largest.n + 1, $2::numeric) + $3::numeric FROM largest ` +

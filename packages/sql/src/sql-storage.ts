@@ -8,7 +8,7 @@ import {
   type Target,
   type WriteBatch,
 } from '@resourcery/core/storage';
-import { sessionFor, type Query, type Session, type SqlClient } from './client.js';
+import { PreparedNames, sessionFor, type Query, type Session, type SqlClient } from './client.js';
 import { DeclaredIndexes, indexName } from './indexes.js';
 import { prepareCounters, reserveKeys } from './key-counter.js';
 import { insertRows } from './insert.js';
@@ -112,6 +112,8 @@ export class SqlStorage implements Storage {
   /** Whether the key column holds every stored row's key, so key lookups may go through its index (key-lookup.ts). */
   private keyComplete = false;
   private countersReady: Promise<void> | null = null;
+  /** The select statements run prepared, by their text (client.ts). */
+  private readonly prepared = new PreparedNames();
 
   constructor(options: SqlStorageOptions) {
     this.table = options.table;
@@ -251,11 +253,11 @@ export class SqlStorage implements Storage {
   async select(query: SelectQuery): Promise<SelectResult> {
     await this.ready();
     let plan = await this.plan(query);
-    let rows = await this.session.query<Row>(plan.text, plan.values);
+    let rows = await this.session.query<Row>(plan.text, plan.values, this.prepared.nameOf(plan.text));
     // In key order only while every key is a number (key-lookup.ts keyOrderGuard): no row may mean it was not.
     if (plan.keyOrdered && rows.length === 0) {
       plan = await this.plan(query, undefined, false);
-      rows = await this.session.query<Row>(plan.text, plan.values);
+      rows = await this.session.query<Row>(plan.text, plan.values, this.prepared.nameOf(plan.text));
     }
     const entity = (row: Row) => {
       const e = JSON.parse(row.body) as Entity;
@@ -455,9 +457,10 @@ export class SqlStorage implements Storage {
 
     let result: Awaited<ReturnType<typeof run>>;
     try {
-      // A single INSERT is atomic by itself (unless a taken key must undo it); anything that may need a rollback runs in a transaction.
+      // A single INSERT is atomic by itself (unless a taken key must undo other rows: one row with a taken key inserts nothing);
+      // anything that may need a rollback runs in a transaction.
       result =
-        updates.size === 0 && deletes.size === 0 && key === null && joined.length === 0
+        updates.size === 0 && deletes.size === 0 && (key === null || inserts.length === 1) && joined.length === 0
           ? await run((text, params) => this.session.query(text, params))
           : await this.session.transaction(run);
     } catch (e) {

@@ -8,9 +8,10 @@ export function logging(db: SqlClient, log: Array<[string, unknown[] | undefined
     new Proxy(target, {
       get(t, prop) {
         if (prop === 'query')
-          return (text: string, params?: unknown[]) => {
-            log.push([text, params]);
-            return (t as SqlClient).query(text, params);
+          // A prepared statement (client.ts) comes as pg's config object: { name, text, values }.
+          return (text: string | { text: string; values?: unknown[] }, params?: unknown[]) => {
+            log.push(typeof text === 'string' ? [text, params] : [text.text, text.values]);
+            return (t as { query(a: unknown, b?: unknown[]): Promise<unknown> }).query(text, params);
           };
         if (!(prop in t)) return undefined;
         if (prop === 'connect') return async () => wrap(await (t as unknown as { connect(): Promise<object> }).connect());
