@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { createService, DEFAULT_RETRY_SCHEDULE, MemoryStorage, type Service, type Storage } from '@resourcery/core';
+import { createService, DEFAULT_RETRY_SCHEDULE, MemoryStorage, ServiceError, type Service, type Storage } from '@resourcery/core';
 import { retryDelay } from '../src/webhooks/delivery';
 import { refusedResolved } from '../src/outgoing/guard';
 import { call, Receiver, serviceWithPeople, until } from './webhook-receiver';
@@ -357,5 +357,53 @@ describe('a webhook never borrows rights: its author must be able to read what i
     );
     expect(answer.status).toBe(status);
     if (status === 403) expect(answer.body.ErrorCode).toBe('Forbidden');
+  });
+});
+
+describe("the service's own storage unavailable is not an attempt", () => {
+  test('a delivery whose webhook cannot be read (the database is down) is tried again soon, with no attempt counted nor logged', async () => {
+    // The webhooks' table fails once with 503, as the SQL storage does while its database is down.
+    const hooks = new MemoryStorage();
+    let failures = 0;
+    const flaky: Storage = new Proxy(hooks, {
+      get(target, name) {
+        if (name === 'select')
+          return (query: Parameters<Storage['select']>[0]) => {
+            if (failures > 0) {
+              failures--;
+              return Promise.reject(new ServiceError('ServiceUnavailable', 'The database is unavailable: test'));
+            }
+            return target.select(query);
+          };
+        const value = Reflect.get(target, name) as unknown;
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const stores = new Map<string, Storage>([['Service.Admin.Webhook', flaky]]);
+    const adminStorage = (name: string) => {
+      if (!stores.has(name)) stores.set(name, new MemoryStorage());
+      return stores.get(name)!;
+    };
+    const receiver = track(await Receiver.start());
+    // A counted failure would wait 10 minutes for the next attempt.
+    const service = track(serviceWithPeople({ adminStorage, webhooks: { retrySchedule: [0, 600_000] } }));
+    await addHook(service, `${receiver.url}/in`);
+    // The event's webhooks are read before the write (they are); then the cache is dropped and the next read fails.
+    const person = service.resources.find('Person')!.storage;
+    const write = person.write.bind(person);
+    person.write = async (batch) => {
+      await write(batch);
+      service.webhooks.invalidate();
+      failures = 1;
+    };
+    expect((await call(service, 'POST', '/Person', { Id: 1, Name: 'Ada' })).status).toBe(201);
+    // Before: logged as attempt 1 (failed), the next attempt 10 minutes later.
+    await receiver.waitFor(1);
+    // The read did fail once.
+    expect(failures).toBe(0);
+    await service.webhooks.idle();
+    const rows = await logRows(service);
+    expect(rows.map((r) => [r.Attempt, r.Success])).toEqual([[1, true]]);
+    expect(await outbox(service)).toEqual([]);
   });
 });

@@ -86,7 +86,12 @@ interface Outcome {
   final?: boolean;
   /** Interrupted by close(): not an attempt. */
   interrupted?: boolean;
+  /** The service's own storage could not say what to send (the database is down): not an attempt either. */
+  unavailable?: boolean;
 }
+
+/** How soon a message is tried again when the service's own storage could not be read (not an attempt: no back-off). */
+const UNAVAILABLE_RETRY_MS = 1_000;
 
 const CLOSED = Symbol('closed');
 
@@ -172,11 +177,12 @@ export class DeliveryWorker {
     for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
 
-  private schedule(message: OutboxMessage): void {
+  /** Holds a message (the object storage returned: writes address it) and attempts it at `dueAt`. */
+  private schedule(message: OutboxMessage, dueAt = message.DueAt): void {
     // Held even after close() began, so that close hands it back.
     this.owned.set(message);
     if (this.closed) return;
-    const delay = message.DueAt - Date.now();
+    const delay = dueAt - Date.now();
     if (delay <= 0) {
       this.ready.push(message);
       this.pump();
@@ -218,6 +224,14 @@ export class DeliveryWorker {
       outcome = { status: null, success: false, error: (e as Error).message };
     }
     if (outcome.interrupted) return;
+    if (outcome.unavailable) {
+      // Not the receiver's failure: no log row, no attempt counted, no back-off (a retry
+      // schedule of 5 s, 30 s, 2 min would delay it long after the database is back).
+      // Held as it is stored (the heartbeat keeps its lease) and tried again soon.
+      const current = this.owned.get(message.Id);
+      if (current !== undefined) this.schedule(current, Date.now() + UNAVAILABLE_RETRY_MS);
+      return;
+    }
     const row: DeliveryAttempt = {
       Time: time.toISOString(),
       WebhookId: message.WebhookId,
@@ -259,7 +273,14 @@ export class DeliveryWorker {
   }
 
   private async send(message: OutboxMessage): Promise<Outcome> {
-    const webhook = await this.webhooks.find(message.WebhookId);
+    let webhook: Webhook | undefined;
+    try {
+      webhook = await this.webhooks.find(message.WebhookId);
+    } catch (e) {
+      if (ServiceError.is(e) && e.code === 'ServiceUnavailable')
+        return { status: null, success: false, error: e.message, unavailable: true };
+      throw e;
+    }
     if (!webhook) return { status: null, success: false, error: 'The webhook no longer exists; the message is dropped', final: true };
     // Paused webhooks are skipped (docs/webhooks.md): retries still pending when it was paused are dropped too.
     if (webhook.IsPaused) return { status: null, success: false, error: 'The webhook is paused; the message is dropped', final: true };

@@ -21,6 +21,11 @@ export class HeldMessages {
     return this.held.has(id);
   }
 
+  /** The message as last stored, while held. */
+  get(id: string): OutboxMessage | undefined {
+    return this.held.get(id);
+  }
+
   /** Holds a message as stored. */
   set(message: OutboxMessage): void {
     this.held.set(message.Id, message);
