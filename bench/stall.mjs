@@ -3,7 +3,8 @@
 // about 1.3 KB in memory) runs in a child process of its own, each attacking client in
 // another, and this process only probes: a sequential `GET /Person/Id=5` on a keep-alive
 // connection every PROBE_GAP_MS, whose latencies give the p50/p99 printed beside each attack.
-//   pnpm build && node bench/stall.mjs [--seconds=6] [--json] [--only=baseline,limit,...]
+//   pnpm build && node bench/stall.mjs [--seconds=6] [--json] [--only=baseline,limit,...] [--cpu-prof=DIR]
+// --cpu-prof=DIR: the server of each row writes a CPU profile into DIR (node --cpu-prof).
 // Goal: p99 of the cheap GET < 100 ms beside any one of the attacks.
 import { fork } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -18,6 +19,7 @@ const SELF = fileURLToPath(import.meta.url);
 const EXCEL = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 const ENTITIES = 10_000;
 const EXCEL_ROWS = 50_000;
+const POST_ENTITIES = 100_000;
 const PROBE = '/Person/Id=5';
 const PROBE_GAP_MS = 5;
 const FIELDS = 30;
@@ -34,6 +36,11 @@ const ATTACKS = {
     requests: () => [{ path: '/Person/_/select=Bio,City&distinct=true&order_asc=Bio' }],
   },
   add60: { what: '60 add locators', requests: () => [{ path: `/Person/_/add=${ADD_60}` }] },
+  post: {
+    what: `POST of ${POST_ENTITIES.toLocaleString('en-US')} entities (10 MiB JSON)`,
+    // The same keys every time: the first is written (201), the next are 409 once read and checked.
+    requests: () => [{ path: '/Sink', method: 'POST', headers: { 'content-type': 'application/json' }, body: postBody() }],
+  },
   excel: {
     what: `Excel import, ${EXCEL_ROWS.toLocaleString('en-US')} rows (POST)`,
     requests: (workbook) => [{ path: '/Import', method: 'POST', headers: { 'content-type': EXCEL }, body: workbook }],
@@ -43,6 +50,23 @@ const ATTACKS = {
     requests: () => Array.from({ length: 200 }, () => ({ path: '/Person/_/limit=2000' })),
   },
 };
+
+let posted = null;
+/** About 10 MiB of JSON: 100,000 entities of about 100 bytes, made once per attacking process. */
+function postBody() {
+  posted ??= Buffer.from(
+    JSON.stringify(
+      Array.from({ length: POST_ENTITIES }, (_, i) => ({
+        Id: i + 1,
+        Name: `person ${i}`,
+        Email: `p${i}@example.com`,
+        City: ['Oslo', 'Lima', 'Pune'][i % 3],
+        Note: 'n'.repeat(30),
+      })),
+    ),
+  );
+  return posted;
+}
 
 /** ~1.3 KB entities: people's fields, 30 short properties and a Bio of prose. */
 function entities(count) {
@@ -65,9 +89,37 @@ async function serve() {
   const service = createService({ events: false, maxBodyBytes: 64 * 1024 * 1024 });
   service.addResource({ name: 'Person', storage: new MemoryStorage(entities(ENTITIES)) });
   service.addResource({ name: 'Import', storage: new MemoryStorage([]) });
+  service.addResource({ name: 'Sink', key: 'Id', storage: new MemoryStorage([]) });
   const server = createServer(service);
   server.keepAliveTimeout = 60_000;
+  // Profiled (--cpu-prof): the event loop's stalls are noted too, to find them in the profile.
+  const stalls = process.env.STALL_GAPS ? noteStalls() : null;
+  // Asked to exit (not killed): a --cpu-prof profile is written at a normal exit only.
+  process.on('message', (m) => {
+    if (m !== 'exit') return;
+    if (stalls) writeFileSync(process.env.STALL_GAPS, JSON.stringify(stalls));
+    process.exit(0);
+  });
   server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
+}
+
+/**
+ * The turns of the event loop that took over STALL_MS: [start, end] in microseconds of the
+ * monotonic clock, the clock of a --cpu-prof profile's timestamps (bench/lib/stalls.mjs
+ * prints what the profile sampled in each).
+ */
+function noteStalls() {
+  const STALL_MS = 20;
+  const stalls = [];
+  let last = process.hrtime.bigint();
+  const tick = () => {
+    const now = process.hrtime.bigint();
+    if (now - last > BigInt(STALL_MS * 1e6)) stalls.push([Number(last / 1000n), Number(now / 1000n)]);
+    last = now;
+    setImmediate(tick).unref();
+  };
+  setImmediate(tick).unref();
+  return stalls;
 }
 
 // ---- an attacking client (child process) ------------------------------------------------
@@ -138,8 +190,10 @@ async function probe(port, seconds) {
   return { n: latencies.length, p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: latencies.at(-1) };
 }
 
-async function measure(name, seconds, workbookFile) {
-  const server = fork(SELF, ['--serve'], { stdio: 'inherit' });
+async function measure(name, seconds, workbookFile, profileDir) {
+  const execArgv = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=stall-${name}.cpuprofile`] : [];
+  const env = profileDir ? { ...process.env, STALL_GAPS: path.join(profileDir, `stall-${name}.stalls.json`) } : process.env;
+  const server = fork(SELF, ['--serve'], { stdio: 'inherit', execArgv, env });
   const { port } = await once(server);
   let client = null;
   try {
@@ -161,7 +215,11 @@ async function measure(name, seconds, workbookFile) {
     return { ...figures, attacked };
   } finally {
     client?.kill();
-    server.kill();
+    if (profileDir) {
+      const exited = new Promise((resolve) => server.once('exit', resolve));
+      server.send('exit');
+      await exited;
+    } else server.kill();
   }
 }
 
@@ -186,12 +244,13 @@ async function main() {
   const names = opts.only ?? Object.keys(ATTACKS);
   const { mkdirSync } = await import('node:fs');
   mkdirSync(RESULTS_DIR, { recursive: true });
+  const profileDir = process.argv.find((a) => a.startsWith('--cpu-prof='))?.slice(11) ?? null;
   const workbookFile = names.includes('excel') ? await writeWorkbook() : '';
   const load0 = os.loadavg()[0];
   const results = {};
   for (const name of names) {
     process.stderr.write(`${ATTACKS[name].what}...\n`);
-    results[name] = await measure(name, seconds, workbookFile);
+    results[name] = await measure(name, seconds, workbookFile, profileDir);
   }
   const load1 = os.loadavg()[0];
   if (opts.json) {

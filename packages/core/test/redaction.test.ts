@@ -23,6 +23,27 @@ describe('with API keys', () => {
     );
   });
 
+  test('a JSON body of megabytes: the part kept is redacted at any depth without parsing the whole (docs/limits.md#large-work)', async () => {
+    const filler = Array.from({ length: 20_000 }, (_, i) => ({ Id: i, Name: `n${i}`, Note: 'x'.repeat(40) }));
+    const body = [
+      {
+        Id: 'a',
+        password: 'hunter2',
+        nested: { private_key: { k: 'pk-1' }, list: [{ refreshToken: 'rt-1' }, { note: 'the "pass": word' }] },
+      },
+      { Id: 'b', clientSecret: null, sessionId: '', apiKey: 12345, Id2: 'visible' },
+      ...filler,
+    ];
+    const text = JSON.stringify(body);
+    expect(text.length).toBeGreaterThan(1024 * 1024);
+    const r = await call(service, 'POST', '/Lab.Sample/_/bogus=1', { headers: auth, body: text });
+    const record = await recordOf(service, r.headers.errorinfo, auth);
+    for (const secret of ['hunter2', 'pk-1', 'rt-1', '12345']) expect(record.Body).not.toContain(secret);
+    expect(record.Body).toContain('"password":"*****","nested":{"private_key":"*****","list":[{"refreshToken":"*****"}');
+    expect(record.Body).toContain('"clientSecret":null,"sessionId":"","apiKey":"*****","Id2":"visible"');
+    expect(record.Body.endsWith(`... (${text.length} characters)`)).toBe(true);
+  });
+
   test('sessionId, private_key, refreshToken, clientSecret, password at any depth of a JSON body are *****', async () => {
     const body = {
       Id: 1,

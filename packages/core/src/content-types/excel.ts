@@ -8,6 +8,7 @@ import { inRanges, readTypes, TYPES_SHEET, TypesRecorder, type ColumnTypes, type
 import { propertyNames, resultSummary } from './tables.js';
 import { openWorkbook, WorkbookError, type Cell, type SheetRow } from './workbook-reader.js';
 import { escapeCellText } from './xml-text.js';
+import { nextTurn } from '../util/turn.js';
 
 /** Largest unpacked workbook read: the bytes actually inflated from the parts read, which bounds a request's memory. */
 const MAX_UNZIPPED_WORKBOOK = 64 * 1024 * 1024;
@@ -121,7 +122,8 @@ async function readWorkbook(body: Uint8Array): Promise<Entity[]> {
     const names = headerNames(rows[0]?.number === 1 ? rows[0].cells : []);
     const typesSheet = sheets.find((s) => s.hidden && s.name === TYPES_SHEET);
     const recorded = typesSheet === undefined ? undefined : readTypes(await typesSheet.rows())?.get(data.name);
-    return (recorded && exactEntities(rows, names, recorded)) ?? guessedEntities(rows, names);
+    const exact = recorded === undefined ? undefined : await exactEntities(rows, names, recorded);
+    return exact ?? (await guessedEntities(rows, names));
   } catch (e) {
     throw readError(e);
   }
@@ -151,9 +153,14 @@ function nameOf(names: Array<string | undefined>, cell: Cell, row: number): stri
   return name;
 }
 
-function guessedEntities(rows: readonly SheetRow[], names: Array<string | undefined>): Entity[] {
+/** Rows made into entities between two turns of the event loop (docs/limits.md#large-work). */
+const ROWS_PER_TURN = 1000;
+
+async function guessedEntities(rows: readonly SheetRow[], names: Array<string | undefined>): Promise<Entity[]> {
   const entities: Entity[] = [];
-  for (const row of rows) {
+  for (let i = 0; i < rows.length; i++) {
+    if (i > 0 && i % ROWS_PER_TURN === 0) await nextTurn();
+    const row = rows[i];
     if (row.number === 1) continue;
     const entity: Entity = {};
     for (const cell of row.cells) entity[nameOf(names, cell, row.number)] = cell.text ? fromText(cell.value as string) : cell.value;
@@ -175,16 +182,23 @@ function fromText(text: string): unknown {
 }
 
 /** Entities exactly as written, or undefined when the sheet no longer fits its record (edited since). */
-function exactEntities(rows: readonly SheetRow[], names: Array<string | undefined>, types: SheetTypes): Entity[] | undefined {
+async function exactEntities(
+  rows: readonly SheetRow[],
+  names: Array<string | undefined>,
+  types: SheetTypes,
+): Promise<Entity[] | undefined> {
   for (const [column, col] of types.columns) if (names[column] !== col.property) return undefined;
   const found: Array<Map<number, Cell> | undefined> = [];
-  for (const row of rows) {
+  for (let i = 0; i < rows.length; i++) {
+    if (i > 0 && i % ROWS_PER_TURN === 0) await nextTurn();
+    const row = rows[i];
     if (row.number === 1) continue;
     if (row.number - 1 > types.rows) return undefined;
     found[row.number] = new Map(row.cells.map((c) => [c.column, c]));
   }
   const entities: Entity[] = [];
   for (let number = 2; number <= types.rows + 1; number++) {
+    if (number % ROWS_PER_TURN === 0) await nextTurn();
     const cells = found[number];
     const entity: Entity = {};
     for (let column = 1; column < names.length; column++) {

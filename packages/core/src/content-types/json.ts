@@ -4,6 +4,7 @@ import type { Result } from '../operations/results.js';
 import type { ContentType, WriteContext } from './content-type.js';
 import { chunked, STREAM_CHUNK } from './chunked.js';
 import { nextTurn } from '../util/turn.js';
+import { NotUtf8, parseInSlices } from './json-slices.js';
 
 /**
  * JSON text is UTF-8 (RFC 8259): bytes that are not are refused, not read as U+FFFD and
@@ -17,11 +18,12 @@ export const json: ContentType = {
   mimeType: 'application/json',
   bindings: ['application/json', 'application/service-json', 'json', 'text/plain'],
   read(body) {
+    if (body.length > LARGE_BODY) return readLarge(body);
     let text: string;
     try {
       text = UTF8.decode(body);
     } catch {
-      throw new ServiceError('FailedJsonDeserialization', 'The body is not valid JSON: it is not UTF-8 text');
+      throw new ServiceError('FailedJsonDeserialization', NOT_UTF8);
     }
     let value: unknown;
     try {
@@ -37,6 +39,25 @@ export const json: ContentType = {
       : writeJson(result, context),
   streams: true,
 };
+
+/** Bodies of more bytes are decoded and parsed in slices, a turn between them (json-slices.ts). */
+const LARGE_BODY = 256 * 1024;
+
+/** json.read of a large body: the same entities and the same errors, other requests getting turns while it is read. */
+async function readLarge(body: Uint8Array): Promise<Entity[]> {
+  let value: unknown;
+  try {
+    value = await parseInSlices(body);
+  } catch (e) {
+    throw new ServiceError(
+      'FailedJsonDeserialization',
+      e instanceof NotUtf8 ? NOT_UTF8 : `The body is not valid JSON: ${(e as Error).message}`,
+    );
+  }
+  return toEntities(value);
+}
+
+const NOT_UTF8 = 'The body is not valid JSON: it is not UTF-8 text';
 
 /**
  * A result as JSON text: the envelope, or the bare value with `raw=true`. Text of more than

@@ -5,7 +5,7 @@
  * unescaped exactly once. Bounded by the bytes actually unpacked.
  */
 import { attributes, cellText, elements, runText, unescapeXml } from './xml-text.js';
-import { readEntry, zipEntries, ZipError, type InflateBudget, type ZipEntry } from './zip.js';
+import { readEntry, readEntryPieces, zipEntries, ZipError, type InflateBudget, type ZipEntry } from './zip.js';
 import { nextTurn } from '../util/turn.js';
 
 /** A cell's value: text (string cells), a number, a boolean, or a date as ISO text. */
@@ -52,10 +52,15 @@ export async function openWorkbook(body: Uint8Array, maxUnpackedBytes: number): 
     throw new WorkbookError('The body is not an Excel workbook (.xlsx): it is not a ZIP file', 'unreadable');
   }
   const budget: InflateBudget = { remaining: maxUnpackedBytes };
-  const read = async (path: string): Promise<string | null> => {
-    const entry: ZipEntry | undefined = entries.get(path.toLowerCase());
+  const parts: Map<string, ZipEntry> = entries;
+  // A part's text; a sheet's in pieces (pieces: true), which may be megabytes of it.
+  async function read(path: string): Promise<string | null>;
+  async function read(path: string, pieces: true): Promise<Buffer[] | null>;
+  async function read(path: string, pieces?: true): Promise<string | Buffer[] | null> {
+    const entry: ZipEntry | undefined = parts.get(path.toLowerCase());
     if (!entry) return null;
     try {
+      if (pieces) return await readEntryPieces(body, entry, budget);
       return (await readEntry(body, entry, budget)).toString('utf8');
     } catch (e) {
       if (e instanceof ZipError)
@@ -65,7 +70,7 @@ export async function openWorkbook(body: Uint8Array, maxUnpackedBytes: number): 
         );
       throw e;
     }
-  };
+  }
   const mimetype = entries.has('mimetype') ? await read('mimetype') : null;
   if (mimetype !== null && mimetype.includes('opendocument')) {
     throw new WorkbookError(
@@ -90,7 +95,7 @@ export async function openWorkbook(body: Uint8Array, maxUnpackedBytes: number): 
       name: a.name ?? '',
       hidden: a.state === 'hidden' || a.state === 'veryHidden',
       rows: async () => {
-        const xml = path === undefined ? null : await read(path);
+        const xml = path === undefined ? null : await read(path, true);
         if (xml === null) throw new WorkbookError(`The sheet '${a.name}' is missing from the workbook`, 'unreadable');
         return sheetRows(xml, context);
       },
@@ -173,23 +178,71 @@ interface SheetContext {
 /** Rows read between two turns of the event loop: a large import leaves other requests their turns (docs/limits.md#large-work). */
 const ROWS_PER_TURN = 1000;
 
-async function sheetRows(xml: string, context: SheetContext): Promise<SheetRow[]> {
-  const data = [...elements(xml, 'sheetData')][0]?.content ?? '';
-  const reading: Reading = { rows: [], lastRow: 0, source: elements(data, 'row') };
-  while (!readRows(reading, context)) await nextTurn();
+const SHEET_DATA_OPEN = /<(?:[\w.-]+:)?sheetData(?=[\s/>])[^>]*?(\/?)>/;
+const SHEET_DATA_CLOSE = /<\/(?:[\w.-]+:)?sheetData>/;
+const ROW_CLOSE = /^<\/(?:[\w.-]+:)?row>$/;
+
+/**
+ * The rows of a sheet's XML, which comes in pieces (zip.ts readEntryPieces): the text of
+ * <sheetData> is read a piece at a time, the rows that a piece completes (up to its last
+ * </row>) are read ROWS_PER_TURN at a time, and a turn of the event loop passes between
+ * pieces and between slices of rows: no step of a large import holds the loop for long.
+ */
+async function sheetRows(pieces: readonly Buffer[], context: SheetContext): Promise<SheetRow[]> {
+  const decoder = new TextDecoder('utf-8');
+  const reading: Reading = { rows: [], lastRow: 0 };
+  // Text not read yet: before <sheetData> is found, then its rows not yet complete.
+  let text = '';
+  let inData = false;
+  for (let i = 0; i < pieces.length; i++) {
+    if (i > 0) await nextTurn();
+    const last = i === pieces.length - 1;
+    text += decoder.decode(pieces[i], { stream: !last });
+    if (!inData) {
+      const open = SHEET_DATA_OPEN.exec(text);
+      if (open === null) {
+        // Keep the tail only: the start of a tag split between two pieces.
+        if (!last) text = text.slice(text.lastIndexOf('<') >= 0 ? text.lastIndexOf('<') : text.length);
+        continue;
+      }
+      if (open[1] === '/') return reading.rows;
+      inData = true;
+      text = text.slice(open.index + open[0].length);
+    }
+    const close = SHEET_DATA_CLOSE.exec(text);
+    // The complete rows: up to </sheetData>, or up to the piece's last </row>.
+    const end = close !== null ? close.index : last ? text.length : lastRowEnd(text);
+    await readRowsOf(reading, text.slice(0, end), context);
+    if (close !== null) return reading.rows;
+    text = text.slice(end);
+  }
   return reading.rows;
+}
+
+/** The index just past the last </row> (any prefix) in the text; 0 when there is none. */
+function lastRowEnd(text: string): number {
+  for (let at = text.lastIndexOf('row>'); at >= 0; at = at === 0 ? -1 : text.lastIndexOf('row>', at - 1)) {
+    const open = text.lastIndexOf('</', at);
+    if (open >= 0 && ROW_CLOSE.test(text.slice(open, at + 4))) return at + 4;
+  }
+  return 0;
 }
 
 interface Reading {
   rows: SheetRow[];
   lastRow: number;
-  source: Iterator<{ attrs: string; content: string | null }>;
 }
 
-/** Reads up to ROWS_PER_TURN rows; true when the sheet is read. */
-function readRows(reading: Reading, context: SheetContext): boolean {
+/** Reads the rows in the text, ROWS_PER_TURN between two turns. */
+async function readRowsOf(reading: Reading, text: string, context: SheetContext): Promise<void> {
+  const source = elements(text, 'row');
+  while (!readRows(reading, source, context)) await nextTurn();
+}
+
+/** Reads up to ROWS_PER_TURN rows; true when the text is read. */
+function readRows(reading: Reading, source: Iterator<{ attrs: string; content: string | null }>, context: SheetContext): boolean {
   for (let n = 0; n < ROWS_PER_TURN; n++) {
-    const next = reading.source.next();
+    const next = source.next();
     if (next.done) return true;
     const row = next.value;
     const r = Number(attributes(row.attrs).r);

@@ -3,7 +3,7 @@
  * sizes an archive declares can lie, so inflation is bounded by the bytes it actually
  * produces: a small upload cannot unpack into gigabytes (a "zip bomb").
  */
-import { inflateRaw } from 'node:zlib';
+import { createInflateRaw, inflateRaw } from 'node:zlib';
 
 export interface ZipEntry {
   name: string;
@@ -95,17 +95,8 @@ function zip64Fields(view: DataView, start: number, length: number): number[] {
 
 /** One entry's content, unpacked; throws ZipError (tooLarge when the budget runs out). */
 export async function readEntry(bytes: Uint8Array, entry: ZipEntry, budget: InflateBudget): Promise<Buffer> {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const at = entry.localHeaderOffset;
-  if (!(at + 30 <= bytes.length) || view.getUint32(at, true) !== LOCAL_HEADER)
-    throw new ZipError(`The entry ${entry.name} has no local header`);
-  const start = at + 30 + view.getUint16(at + 26, true) + view.getUint16(at + 28, true);
-  const end = start + entry.compressedSize;
-  if (!(end <= bytes.length)) throw new ZipError(`The entry ${entry.name} runs past the end of the file`);
-  const data = bytes.subarray(start, end);
+  const data = entryData(bytes, entry);
   if (entry.method === STORED) return take(Buffer.from(data), budget);
-  if (entry.method !== DEFLATED)
-    throw new ZipError(`The entry ${entry.name} uses compression method ${entry.method}, which is not supported`);
   if (budget.remaining <= 0) throw new ZipError('The archive unpacks to more than the limit', true);
   const out = await new Promise<Buffer>((resolve, reject) => {
     inflateRaw(data, { maxOutputLength: budget.remaining }, (error, result) => {
@@ -116,6 +107,56 @@ export async function readEntry(bytes: Uint8Array, entry: ZipEntry, budget: Infl
     });
   });
   return take(out, budget);
+}
+
+/** Pieces of an entry unpacked by a large read: about this many bytes each. */
+const PIECE = 256 * 1024;
+
+/**
+ * One entry's content in pieces of about PIECE bytes, as the inflater makes them: a large
+ * part (a sheet of megabytes) is never one buffer, nor copied into one in a single turn
+ * (docs/limits.md#large-work). Bounded by the budget as readEntry is.
+ */
+export async function readEntryPieces(bytes: Uint8Array, entry: ZipEntry, budget: InflateBudget): Promise<Buffer[]> {
+  const data = entryData(bytes, entry);
+  if (entry.method === STORED) {
+    take(Buffer.from(data.buffer, data.byteOffset, data.byteLength), budget);
+    const pieces: Buffer[] = [];
+    for (let at = 0; at < data.length; at += PIECE) pieces.push(Buffer.from(data.subarray(at, at + PIECE)));
+    return pieces;
+  }
+  if (budget.remaining <= 0) throw new ZipError('The archive unpacks to more than the limit', true);
+  return new Promise<Buffer[]>((resolve, reject) => {
+    const pieces: Buffer[] = [];
+    const inflater = createInflateRaw({ chunkSize: PIECE });
+    inflater.on('data', (piece: Buffer) => {
+      if (piece.length > budget.remaining) {
+        budget.remaining = 0;
+        inflater.destroy();
+        reject(new ZipError('The archive unpacks to more than the limit', true));
+        return;
+      }
+      budget.remaining -= piece.length;
+      pieces.push(piece);
+    });
+    inflater.on('error', (error) => reject(new ZipError(`The entry ${entry.name} is damaged: ${error.message}`)));
+    inflater.on('end', () => resolve(pieces));
+    inflater.end(data);
+  });
+}
+
+/** The entry's stored (maybe compressed) bytes. */
+function entryData(bytes: Uint8Array, entry: ZipEntry): Uint8Array {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const at = entry.localHeaderOffset;
+  if (!(at + 30 <= bytes.length) || view.getUint32(at, true) !== LOCAL_HEADER)
+    throw new ZipError(`The entry ${entry.name} has no local header`);
+  const start = at + 30 + view.getUint16(at + 26, true) + view.getUint16(at + 28, true);
+  const end = start + entry.compressedSize;
+  if (!(end <= bytes.length)) throw new ZipError(`The entry ${entry.name} runs past the end of the file`);
+  if (entry.method !== STORED && entry.method !== DEFLATED)
+    throw new ZipError(`The entry ${entry.name} uses compression method ${entry.method}, which is not supported`);
+  return bytes.subarray(start, end);
 }
 
 function take(content: Buffer, budget: InflateBudget): Buffer {

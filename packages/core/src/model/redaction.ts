@@ -42,6 +42,8 @@ function matcher(list: ReadonlyArray<string | RegExp> | undefined): Matcher | nu
 
 /** How much of a failed request's body a record keeps. */
 const MAX_BODY_TEXT = 16384;
+/** JSON bodies of more characters are redacted as text in the part a record keeps (docs/limits.md#large-work). */
+const LARGE_BODY_TEXT = 1024 * 1024;
 
 export class Redaction {
   private readonly extraHeaders: Matcher | null;
@@ -99,6 +101,10 @@ export class Redaction {
    * cut, so a long body cannot hide a secret past it.
    */
   body(text: string, contentType = ''): string {
+    // A body of megabytes is not parsed and walked whole in one turn for a record that keeps
+    // 16 KiB of it: the part kept (and a margin) is redacted as text, as malformed JSON is.
+    if (text.length > LARGE_BODY_TEXT && /^\s*[[{]/.test(text))
+      return truncate(this.jsonPrefix(text.slice(0, 2 * MAX_BODY_TEXT)), MAX_BODY_TEXT, text.length);
     return truncate(this.bodyText(text, contentType), MAX_BODY_TEXT);
   }
 
@@ -144,6 +150,27 @@ export class Redaction {
     );
   }
 
+  /**
+   * The start of a JSON text (cut anywhere) with the value of every credential-like
+   * property replaced, at any depth: a string or scalar, or a whole object or array (as
+   * json() replaces them), up to the cut when it runs past it.
+   */
+  private jsonPrefix(text: string): string {
+    const key = /"((?:[^"\\]|\\.)*)"\s*:\s*/g;
+    let out = '';
+    let copied = 0;
+    for (let m = key.exec(text); m !== null; m = key.exec(text)) {
+      if (!this.property(m[1])) continue;
+      const start = m.index + m[0].length;
+      const end = valueEnd(text, start);
+      if (end === start || /^(?:null|"")/.test(text.slice(start, end))) continue;
+      out += `${text.slice(copied, start)}"${MASK}"`;
+      copied = end;
+      key.lastIndex = end;
+    }
+    return out + text.slice(copied);
+  }
+
   private json(text: string): string {
     let value: unknown;
     try {
@@ -172,8 +199,25 @@ export class Redaction {
   }
 }
 
-function truncate(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max)}... (${text.length} characters)` : text;
+/** Where the JSON value starting at `from` ends (the text's end when it is cut first). */
+function valueEnd(text: string, from: number): number {
+  let depth = 0;
+  for (let at = from; at < text.length; at++) {
+    const c = text[at];
+    if (c === '"') {
+      for (at++; at < text.length && text[at] !== '"'; at++) if (text[at] === '\\') at++;
+      if (depth === 0) return Math.min(text.length, at + 1);
+    } else if (c === '{' || c === '[') depth++;
+    else if (c === '}' || c === ']') {
+      if (depth === 0) return at;
+      if (--depth === 0) return at + 1;
+    } else if (depth === 0 && (c === ',' || c === ' ' || c === '\n' || c === '\r' || c === '\t')) return at;
+  }
+  return text.length;
+}
+
+function truncate(text: string, max: number, length = text.length): string {
+  return text.length > max ? `${text.slice(0, max)}... (${length} characters)` : text;
 }
 
 const DEFAULT_REDACTION = new Redaction();

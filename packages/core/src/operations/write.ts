@@ -16,6 +16,10 @@ import { checkRow } from '../model/rules.js';
 import { keyValues, SELECT_ALL, targetOf } from '../storage/storage.js';
 import { checkNoneMatch, checkVersions, entityVersion } from '../storage/version.js';
 import { storageSelect } from '../storage/clock.js';
+import { nextTurn } from '../util/turn.js';
+
+/** Entities prepared (hooks, validation) between two turns of the event loop in a large write (docs/limits.md#large-work). */
+const PREPARED_PER_TURN = 1000;
 
 async function prepare(op: OperationContext, entity: Entity, existing?: Entity, sent: Entity = entity): Promise<Entity> {
   const { resource, caller } = op;
@@ -40,7 +44,11 @@ async function newEntities(op: OperationContext, entities: Entity[]): Promise<En
   // Keys are filled and checked inside the resource's exclusive section (see OPERATIONS), so two inserts cannot take one key.
   if (resource.key) await fillKeys(resource.key, resource.schema, resource.storage, entities);
   const stored: Entity[] = [];
-  for (const e of entities) stored.push(await prepare(op, e));
+  for (let i = 0; i < entities.length; i++) {
+    // Awaiting a hook is a microtask, not a turn: a large write gives other requests theirs now and then.
+    if (i > 0 && i % PREPARED_PER_TURN === 0) await nextTurn();
+    stored.push(await prepare(op, entities[i]));
+  }
   return stored;
 }
 
@@ -59,7 +67,11 @@ async function insert(op: OperationContext, entities: Entity[]): Promise<Result>
 async function update(op: OperationContext, pairs: Array<{ target: Entity; patch: Entity }>): Promise<Entity[]> {
   const { resource } = op;
   const updates: Array<{ target: Entity; value: Entity }> = [];
-  for (const { target, patch } of pairs) updates.push({ target, value: await prepare(op, merge(target, patch), target, patch) });
+  for (let i = 0; i < pairs.length; i++) {
+    if (i > 0 && i % PREPARED_PER_TURN === 0) await nextTurn();
+    const { target, patch } = pairs[i];
+    updates.push({ target, value: await prepare(op, merge(target, patch), target, patch) });
+  }
   if (updates.length === 0) return [];
   await checkChangedKeys(resource, updates);
   const values = updates.map((u) => u.value);

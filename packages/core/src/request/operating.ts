@@ -1,4 +1,4 @@
-import { checkNesting } from '../util/nesting.js';
+import { checkNesting, checkNestingInSlices } from '../util/nesting.js';
 import type { Negotiated } from '../content-types/protocols.js';
 import { ServiceError } from '../errors.js';
 import type { Caller } from '../model/caller.js';
@@ -79,6 +79,9 @@ export class Operating implements OperationContext {
   }
 }
 
+/** Inputs of more entities are checked for nesting in slices, a turn between them (docs/limits.md#large-work). */
+const NESTING_IN_ONE_GO = 2000;
+
 /** The entities a POST/PUT/PATCH writes: from the body (or the Source header). */
 async function readInput(host: PipelineHost, ctx: RequestContext): Promise<Entity[]> {
   const entities = await readEntities(host, ctx);
@@ -89,7 +92,8 @@ async function readInput(host: PipelineHost, ctx: RequestContext): Promise<Entit
       `${entities.length} entities in one request, more than the limit of ${most} (service option maxEntities, docs/limits.md): send them in several requests`,
     );
   // Before anything walks them: deeper input would overflow recursive code (stringify, copies).
-  checkNesting(entities, host.options.maxNestingDepth);
+  if (entities.length > NESTING_IN_ONE_GO) await checkNestingInSlices(entities, host.options.maxNestingDepth);
+  else checkNesting(entities, host.options.maxNestingDepth);
   return entities;
 }
 

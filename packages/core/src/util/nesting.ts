@@ -1,4 +1,5 @@
 import { ServiceError } from '../errors.js';
+import { nextTurn } from './turn.js';
 
 /** Default for `maxNestingDepth`: far deeper than real data, far shallower than what overflows a stack. */
 export const DEFAULT_MAX_NESTING = 64;
@@ -31,14 +32,25 @@ export function nestsDeeperThan(value: unknown, limit: number): boolean {
 }
 
 /** 400 InvalidResourceEntity when an input that becomes entities nests deeper than the limit. */
-export function checkNesting(entities: readonly unknown[], limit: number): void {
+export function checkNesting(entities: readonly unknown[], limit: number, first = 0, total = entities.length): void {
   for (let i = 0; i < entities.length; i++) {
     if (nestsDeeperThan(entities[i], limit)) {
-      const which = entities.length > 1 ? `Item ${i} of the body` : 'The body';
+      const which = total > 1 ? `Item ${first + i} of the body` : 'The body';
       throw new ServiceError(
         'InvalidResourceEntity',
         `${which} nests objects and arrays deeper than ${limit} levels, the limit (service option maxNestingDepth)`,
       );
     }
+  }
+}
+
+/** Entities checked between two turns of the event loop by checkNestingInSlices. */
+const CHECKED_PER_TURN = 2000;
+
+/** checkNesting, a turn of the event loop between slices of a large input (docs/limits.md#large-work). */
+export async function checkNestingInSlices(entities: readonly unknown[], limit: number): Promise<void> {
+  for (let from = 0; from < entities.length; from += CHECKED_PER_TURN) {
+    if (from > 0) await nextTurn();
+    checkNesting(entities.slice(from, from + CHECKED_PER_TURN), limit, from, entities.length);
   }
 }
