@@ -270,6 +270,44 @@ describe('connections are kept alive between requests', () => {
   });
 });
 
+describe('a body no operation needs, past maxBodyBytes (issue 24: GET with a large body)', () => {
+  // An error is recorded with the request's body; reading a body past the limit for that
+  // broke the connection, and the next request on it was reset.
+  test.each([
+    ['with Content-Length', (body: string) => body],
+    ['chunked', (body: string) => [body.slice(0, 30_000), body.slice(30_000)]],
+  ])('%s: the error is answered and the connection serves the next request', async (_, chunks) => {
+    const service = createService({ maxBodyBytes: 1000 });
+    service.addResource({ name: 'Lab.Sensor', storage: new MemoryStorage(SENSORS.map((e) => ({ ...e }))) });
+    const server = createServer(service);
+    servers.push(server);
+    let connections = 0;
+    server.on('connection', () => {
+      connections++;
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const body = 'a'.repeat(100_000);
+      const sent = chunks(body);
+      const length: Record<string, string> = Array.isArray(sent)
+        ? { 'transfer-encoding': 'chunked' }
+        : { 'content-length': String(body.length) };
+      const headers = { 'content-type': 'application/json', ...length };
+      const failed = await send(port, { path: '/Lab.Nothing', headers, body: sent, agent });
+      const next = await send(port, { path: '/Lab.Sensor/Id=t2', headers: RAW, agent });
+      expect([failed.status, next.status, JSON.parse(next.text)]).toEqual([404, 200, [{ Id: 't2', Value: 25 }]]);
+      expect(connections).toBe(1);
+      const record = await send(port, { path: String(failed.headers.errorinfo), headers: RAW, agent });
+      const recorded = Array.isArray(sent) ? '' : '<100000 bytes, more than the limit of 1000: not read>';
+      expect(JSON.parse(record.text)[0].Body).toBe(recorded);
+    } finally {
+      agent.destroy();
+    }
+  });
+});
+
 describe('streamed response bodies', () => {
   /** A write-only content type that streams `count` chunks and reports what happened. */
   function ticks(count: number, size: number) {

@@ -104,16 +104,22 @@ export class RequestContext {
   }
 
   /** The request body (bounded by maxBodyBytes), or null when there is none. */
-  async body(): Promise<Uint8Array | null> {
+  async body(drain = false): Promise<Uint8Array | null> {
     if (this.replacedBody !== undefined) return this.replacedBody;
-    if (this.bodyBytes === undefined) this.bodyBytes = await readAll(this.rawBody, this.maxBodyBytes);
+    if (this.bodyBytes === undefined) this.bodyBytes = await readAll(this.rawBody, this.maxBodyBytes, drain);
     return this.bodyBytes;
   }
 
   /** The client's whole body as text for error records (binary bodies described); never throws. */
   async bodyTextForRecord(): Promise<string> {
     try {
-      const bytes = this.bodyBytes !== undefined ? this.bodyBytes : await this.body();
+      // A body the request never read (a GET's) and that is past maxBodyBytes is not read to
+      // record it: reading stops past the limit and breaks the connection, and a second
+      // request on it was lost (issue 24). Node reads it off the connection after the answer.
+      const declared = Number(this.clientHeaders['content-length']);
+      if (this.bodyBytes === undefined && this.replacedBody === undefined && declared > this.maxBodyBytes)
+        return `<${declared} bytes, more than the limit of ${this.maxBodyBytes}: not read>`;
+      const bytes = this.bodyBytes !== undefined ? this.bodyBytes : await this.body(true);
       if (!bytes || bytes.length === 0) return '';
       // A spreadsheet or other binary upload is described, not dumped as mojibake.
       if (!isUtf8(bytes) || bytes.subarray(0, 512).includes(0))
@@ -125,7 +131,13 @@ export class RequestContext {
   }
 }
 
-async function readAll(body: PlainRequest['body'], max: number): Promise<Uint8Array | null> {
+/**
+ * The whole body, at most `max` bytes (413 past it). Past the limit reading stops, which
+ * ends the body's stream and, over HTTP, the connection; `drain`: the rest is read and
+ * dropped instead, so the connection stays usable (an error record's read of a body no
+ * operation needed, sent without a Content-Length).
+ */
+async function readAll(body: PlainRequest['body'], max: number, drain = false): Promise<Uint8Array | null> {
   if (body === undefined || body === null) return null;
   if (typeof body === 'string') return checkSize(Buffer.from(body), max);
   if (body instanceof Uint8Array) return checkSize(body, max);
@@ -135,9 +147,10 @@ async function readAll(body: PlainRequest['body'], max: number): Promise<Uint8Ar
     for await (const chunk of body) {
       const buf = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
       size += buf.length;
-      if (size > max) throw tooLarge(max);
-      chunks.push(buf);
+      if (size > max && !drain) throw tooLarge(max);
+      if (size <= max) chunks.push(buf);
     }
+    if (size > max) throw tooLarge(max);
   } catch (e) {
     if (ServiceError.is(e)) throw e;
     // The client went away mid-body (or the stream broke): a client-side failure, not a 500.
