@@ -7,6 +7,7 @@ import { Compaction, DEFAULT_POLICY, type CompactionPolicy, type OnDisk } from '
 import { fileStamp, hashOf, isAdminKey, parseData, removeLeftovers, type FileStamp, type ParsedData } from './data-file.js';
 import { EditHistory, mergeEdit } from './edit-base.js';
 import { editedSince, FileWatch, parseEdit } from './file-watch.js';
+import { checkFree, ResourceKeys } from './keys.js';
 import { changeOf, JournalFile, journalPath, lengthAfter, readJournal, replayJournal, type Change } from './journal.js';
 
 /** Admin data kept in the file beside the resources, so a restart keeps it (logs are not kept). */
@@ -38,6 +39,8 @@ export class FileStore {
   private readonly adminNames = new Map<string, string>();
   /** Exact-value lookups per resource, following its durable entities. */
   private readonly indexes = new Map<string, EqualityIndex>();
+  /** The resources' keys, checked as writes apply, and the numbers generated. */
+  private readonly keys = new ResourceKeys((name, query) => this.select(this.resources, name, query));
   /** The group taking writes (not yet saving), and the last task queued (group or compaction step). */
   private open: Group | null = null;
   private last: Promise<void> = Promise.resolve();
@@ -167,22 +170,41 @@ export class FileStore {
   }
 
   private saving(map: Map<string, MemoryStorage>, key: string): Storage {
-    return {
+    const storage: Storage = {
       // Answers at once, as the memory storage does: a GET then waits for nothing.
-      select: (query: SelectQuery): SelectResult | Promise<SelectResult> => {
-        const index = map === this.resources ? this.index(key) : undefined;
-        const hits = index?.lookup(query);
-        // Order, offset and limit of at most one entity: left to the service.
-        if (hits !== undefined) return { entities: hits, conditionsApplied: true, pagingApplied: false };
-        const top = index?.top(query);
-        if (top !== undefined) return { entities: top, conditionsApplied: true, pagingApplied: true };
-        return map.get(key)!.select(query);
-      },
+      select: (query: SelectQuery) => this.select(map, key, query),
       count: (query) => map.get(key)!.count(query),
       // Stamps are shared by every MemoryStorage, so the durable copy's are the pending copy's too.
       stamp: (entity) => map.get(key)!.stamp(entity),
       write: (batch: WriteBatch) => this.write(map, key, batch),
     };
+    if (map !== this.resources) return storage;
+    // A resource's key is checked here, as a group applies its writes (one write at a time),
+    // and generated numbers are reserved here: so the core lets keyed POSTs run side by side,
+    // and those that arrive together share one journal append and fsync (keys.ts).
+    return {
+      ...storage,
+      declareKey: (names: readonly string[]) => this.keys.declare(key, names),
+      nextKeys: (count: number, atLeast: number, onlyIfNumbers: boolean) =>
+        this.keys.next(key, count, atLeast, onlyIfNumbers, this.pendingInserts(key)),
+    };
+  }
+
+  /** The durable entities of a query: through the equality index when it can answer. */
+  private select(map: Map<string, MemoryStorage>, key: string, query: SelectQuery): SelectResult | Promise<SelectResult> {
+    const index = map === this.resources ? this.index(key) : undefined;
+    const hits = index?.lookup(query);
+    // Order, offset and limit of at most one entity: left to the service.
+    if (hits !== undefined) return { entities: hits, conditionsApplied: true, pagingApplied: false };
+    const top = index?.top(query);
+    if (top !== undefined) return { entities: top, conditionsApplied: true, pagingApplied: true };
+    return map.get(key)!.select(query);
+  }
+
+  /** The inserts of a resource in the open group, not yet durable (a generated number must pass them too). */
+  private pendingInserts(name: string): readonly Entity[] {
+    const pending = this.open?.pending.get(this.resources)?.get(name);
+    return Array.isArray(pending) ? pending : [];
   }
 
   /**
@@ -201,9 +223,11 @@ export class FileStore {
     // One write at a time per group, so each change is recorded against the entities it was applied to, in order.
     const applied = group.applying.then(async () => {
       let pending = byKey.get(key);
+      const declared = map === this.resources ? this.keys.of(key) : null;
       if (Object.keys(batch).every((k) => k === 'insert') && (pending === undefined || Array.isArray(pending))) {
         const inserts = batch.insert ?? [];
         if (inserts.length === 0) return;
+        if (declared !== null) checkFree(declared, inserts, pending ?? [], this.resources.get(key)!.all(), this.index(key));
         byKey.set(key, [...(pending ?? []), ...inserts]);
         group.changes.push({ r: fileKey, a: inserts });
         return;
@@ -211,6 +235,8 @@ export class FileStore {
       if (pending === undefined || Array.isArray(pending)) {
         const copy = new MemoryStorage(map.get(key)!.all() as Entity[], UNINDEXED);
         if (pending !== undefined) await copy.write({ insert: pending });
+        // From now on the copy refuses a taken key itself (inserts, and updates that move a key).
+        if (declared !== null) copy.declareKey(declared);
         byKey.set(key, (pending = copy));
       }
       const storage = pending;
@@ -246,6 +272,10 @@ export class FileStore {
       rejectDone = reject;
     });
     done.catch(() => undefined);
+    void done.then(
+      () => this.keys.groupDone(),
+      () => this.keys.groupDone(),
+    );
     const group: Group = { ready: previous.catch(() => undefined), pending: new Map(), changes: [], applying: Promise.resolve(), done };
     this.last = done;
     group.ready
