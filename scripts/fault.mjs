@@ -4,24 +4,37 @@
 //     then), then check a restart serves every acknowledged write and a stop writes them
 //     all into the file, leaving no journal and no temp file;
 //  2. disk full on a tiny tmpfs (needs root and mount; skipped with a clear line otherwise):
-//     failed writes answer a generic 500, are never served, never persisted later.
-// Usage: node scripts/fault.mjs [--rounds N] [--writers N]   (needs `pnpm build` first)
+//     failed writes answer a generic 500, are never served, never persisted later;
+//  3. the --watch race (issue 24 item 3): writers POST while an editor saves copies of the
+//     file it read a moment before (stale by the writes compacted meanwhile) for N seconds;
+//     every acknowledged write must be served and, after a stop, in the file.
+// Usage: node scripts/fault.mjs [--rounds N] [--writers N] [--watch-seconds N] [--only kill,disk,watch]
+//   (needs `pnpm build` first; --watch-seconds 0 skips the race)
 import { spawn, execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, readdir, rm, writeFile, mkdir } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rename, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, writers: { type: 'string', default: '8' } } });
+const { values } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '5' },
+    writers: { type: 'string', default: '8' },
+    'watch-seconds': { type: 'string', default: '10' },
+    only: { type: 'string', default: 'kill,disk,watch' },
+  },
+});
 const ROUNDS = Number(values.rounds);
 const WRITERS = Number(values.writers);
+const WATCH_SECONDS = Number(values['watch-seconds']);
+const ONLY = new Set(values.only.split(','));
 const CLI = path.join(path.dirname(fileURLToPath(import.meta.url)), '../packages/cli/dist/cli.js');
 const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json;raw=true' };
 
-function start(file) {
-  const child = spawn(process.execPath, [CLI, 'serve', file, '--port', '0', '-q'], { stdio: ['ignore', 'pipe', 'pipe'] });
+function start(file, flags = []) {
+  const child = spawn(process.execPath, [CLI, 'serve', file, '--port', '0', '-q', ...flags], { stdio: ['ignore', 'pipe', 'pipe'] });
   let err = '';
   child.stderr.on('data', (d) => {
     err += d;
@@ -157,11 +170,105 @@ async function diskFull(dir) {
   }
 }
 
+/**
+ * The --watch race: WRITERS writers POST for `seconds` while an editor reads the file, waits
+ * a little (writes land and are compacted meanwhile), changes one entity of its copy and
+ * saves it (temp file renamed over the data file), again and again. Then one more write,
+ * the served data, a stop (SIGTERM) and the file. Prints a table.
+ */
+async function watchRace(dir, seconds) {
+  const file = path.join(dir, 'watch.json');
+  await writeFile(file, JSON.stringify({ items: [{ id: 'edited', title: 'start' }] }));
+  const { child, url, stderr } = await start(file, ['--watch']);
+  const acked = new Set();
+  let failed = 0;
+  let stop = false;
+  let next = 0;
+  const writer = async () => {
+    while (!stop) {
+      const id = next++;
+      try {
+        const r = await fetch(`${url}/items`, {
+          method: 'POST',
+          headers: JSON_HEADERS,
+          body: JSON.stringify({ id, pad: 'x'.repeat(100) }),
+        });
+        await r.text();
+        if (r.status === 201) acked.add(id);
+        else failed++;
+      } catch {
+        failed++;
+      }
+    }
+  };
+  const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+  let saves = 0;
+  const editor = async () => {
+    while (!stop) {
+      let copy;
+      try {
+        copy = JSON.parse(await readFile(file, 'utf8'));
+      } catch {
+        await sleep(20);
+        continue;
+      }
+      // Stale by whatever is written and compacted while the editor "types".
+      await sleep(50 + Math.random() * 250);
+      const target = copy.items.find((e) => e.id === 'edited');
+      if (target) target.title = `edit ${saves}`;
+      await writeFile(`${file}.edit`, JSON.stringify(copy, null, 2));
+      await rename(`${file}.edit`, file);
+      saves++;
+      await sleep(50 + Math.random() * 250);
+    }
+  };
+  const started = Date.now();
+  const running = [...Array.from({ length: WRITERS }, writer), editor()];
+  await sleep(seconds * 1000);
+  stop = true;
+  await Promise.all(running);
+  // Once the watcher has loaded the last save, a write makes the server check the file once more.
+  await sleep(500);
+  await (await fetch(`${url}/items`, { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify({ id: 'last' }) })).text();
+  const served = new Set((await (await fetch(`${url}/items`, { headers: JSON_HEADERS })).json()).map((e) => e.id));
+  await new Promise((resolve) => {
+    child.once('exit', resolve);
+    child.kill('SIGTERM');
+  });
+  const saved = new Set(JSON.parse(await readFile(file, 'utf8')).items.map((e) => e.id));
+  const lostServed = [...acked].filter((id) => !served.has(id)).length;
+  const lostSaved = [...acked].filter((id) => !saved.has(id)).length;
+  const rejected = (await readdir(dir)).filter((n) => n.startsWith('watch.json.rejected-')).length;
+  const merges = (stderr().match(/based on an older version/g) ?? []).length;
+  const ok = lostServed === 0 && lostSaved === 0 && acked.size > 0;
+  const rows = [
+    ['seconds', ((Date.now() - started) / 1000).toFixed(1)],
+    ['writers', WRITERS],
+    ['acknowledged POSTs', acked.size],
+    ['other answers (409 while an edit loads, errors)', failed],
+    ['editor saves (each a stale copy)', saves],
+    ['saves merged as older versions (logged)', merges],
+    ['saves refused (moved aside as .rejected-*)', rejected],
+    ['acknowledged, not served', lostServed],
+    ['acknowledged, not in the file after a stop', lostSaved],
+  ];
+  const width = Math.max(...rows.map(([k]) => k.length));
+  console.log(`--watch race (${WRITERS} writers and an editor saving stale copies):`);
+  for (const [k, v] of rows) console.log(`  ${k.padEnd(width)}  ${v}`);
+  if (!ok) {
+    console.log(`  lost: ${[...acked].filter((id) => !served.has(id) || !saved.has(id)).join(', ')}`);
+    console.log(`  server log:\n${stderr().trim().split('\n').slice(-30).join('\n')}`);
+  }
+  console.log(`  -> ${ok ? 'ok' : 'FAIL'}`);
+  return ok;
+}
+
 const dir = await mkdtemp(path.join(tmpdir(), 'resourcery-fault-'));
 let ok = true;
 try {
-  for (let round = 0; round < ROUNDS; round++) ok = (await killDuringWrites(round, dir)) && ok;
-  ok = (await diskFull(dir)) && ok;
+  if (ONLY.has('kill')) for (let round = 0; round < ROUNDS; round++) ok = (await killDuringWrites(round, dir)) && ok;
+  if (ONLY.has('disk')) ok = (await diskFull(dir)) && ok;
+  if (ONLY.has('watch') && WATCH_SECONDS > 0) ok = (await watchRace(dir, WATCH_SECONDS)) && ok;
 } finally {
   await rm(dir, { recursive: true, force: true });
 }
