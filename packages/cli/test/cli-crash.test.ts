@@ -20,7 +20,14 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-test('every write answered 201 before a kill -9 is served after the restart, and written into the file at stop', async () => {
+/**
+ * Writers POST until the 60th answer, then the server is killed. Returns the acknowledged
+ * ids and whether the kill left writes in the journal that the file lacks: on a loaded
+ * machine the writers can pause long enough for an idle compaction (20 ms) to write them
+ * all into the file just before the kill, and then there is nothing to replay.
+ */
+async function killDuringWrites(): Promise<{ acknowledged: Set<number>; replayable: boolean }> {
+  await writeFile(file, JSON.stringify({ items: [{ id: 0 }] }));
   const server = await start(['serve', file, '-p', '0', '-q']);
   const acknowledged = new Set<number>();
   let next = 1;
@@ -46,11 +53,25 @@ test('every write answered 201 before a kill -9 is served after the restart, and
   // Killed while the writers still send: some writes are in flight, none of them answered yet.
   await server.exited;
   await Promise.all(writers);
-
-  // The kill left the writes in the journal: the file alone lacks them.
-  expect(existsSync(`${file}.journal`)).toBe(true);
   const inFile = new Set(JSON.parse(await readFile(file, 'utf8')).items.map((e: { id: number }) => e.id));
-  expect([...acknowledged].some((id) => !inFile.has(id))).toBe(true);
+  const replayable = existsSync(`${file}.journal`) && [...acknowledged].some((id) => !inFile.has(id));
+  return { acknowledged, replayable };
+}
+
+test('every write answered 201 before a kill -9 is served after the restart, and written into the file at stop', async () => {
+  let run = await killDuringWrites();
+  // Up to five tries for a kill that leaves writes to replay (the case under test); every try
+  // below is checked for lost writes all the same.
+  for (let tries = 1; !run.replayable && tries < 5; tries++) {
+    const again = await start(['serve', file, '-p', '0', '-q']);
+    const served = new Set((await request(again, 'GET', '/items')).json.map((e: { id: number }) => e.id));
+    expect([...run.acknowledged].filter((id) => !served.has(id))).toEqual([]);
+    expect((await stop(again)).code).toBe(0);
+    run = await killDuringWrites();
+  }
+  const { acknowledged } = run;
+  // The kill left the writes in the journal: the file alone lacks them.
+  expect(run.replayable).toBe(true);
 
   const again = await start(['serve', file, '-p', '0', '-q']);
   const served = new Set((await request(again, 'GET', '/items')).json.map((e: { id: number }) => e.id));
@@ -60,4 +81,4 @@ test('every write answered 201 before a kill -9 is served after the restart, and
   const saved = JSON.parse(await readFile(file, 'utf8')).items.map((e: { id: number }) => e.id);
   expect(new Set(saved)).toEqual(served);
   expect(existsSync(`${file}.journal`)).toBe(false);
-}, 60000);
+}, 180000);
