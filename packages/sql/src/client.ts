@@ -141,6 +141,9 @@ async function acquire(pool: PoolClient, ms: number): Promise<Checkout> {
 
 function pooled(pool: PoolClient, acquireTimeoutMs: number): Session {
   listenForErrors(pool);
+  // Statement names are pg's config form ({ name, text, values }); a pool of anything else
+  // (a wrapper, another driver with pg's pool shape) gets text and values, as before.
+  const named = typeof (pool as { Client?: unknown }).Client === 'function';
   return {
     async query<R>(text: string, params: string[] = [], name?: string) {
       const connection = await acquire(pool, acquireTimeoutMs);
@@ -152,7 +155,7 @@ function pooled(pool: PoolClient, acquireTimeoutMs: number): Session {
       connection.on?.('error', lost);
       try {
         const result =
-          name === undefined
+          name === undefined || !named
             ? await connection.query(text, params)
             : await (connection as unknown as Named).query({ name, text, values: params });
         return result.rows as R[];
