@@ -39,6 +39,11 @@ function recordQueries(proto: object): Sent[] {
   const original = target.query;
   jest.spyOn(target, 'query').mockImplementation(function (this: unknown, ...args: unknown[]) {
     if (typeof args[0] === 'string') sent.push({ on: this, text: args[0], params: Array.isArray(args[1]) ? args[1] : undefined });
+    // A prepared statement comes in pg's config form (docs/storage.md#prepared-statements).
+    else if (typeof args[0] === 'object' && args[0] !== null && typeof (args[0] as { text?: unknown }).text === 'string') {
+      const config = args[0] as { text: string; values?: unknown[] };
+      sent.push({ on: this, text: config.text, params: config.values });
+    }
     return original.apply(this, args);
   });
   return sent;
