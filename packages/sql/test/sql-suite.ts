@@ -86,7 +86,12 @@ export function sqlSuite(open: () => Promise<Backend>): void {
       fc.string({ unit: 'grapheme', maxLength: 5 }).filter((t) => !t.includes('\0')),
       fc.constantFrom(...VALUES.filter((v) => !v.includes('\0'))),
       fc.array(tie('value'), { maxLength: 3 }),
-      fc.dictionary(fc.constantFrom('City', 'city', 'Zip', 'Length', '0'), tie('value'), { maxKeys: 2 }),
+      // One spelling per name ignoring case, as at the top level: with `City` and `city` both
+      // there, which one `Address.CIty` reads is not defined (fast-check found the two
+      // storages picking differently, seed -1868393301).
+      fc
+        .dictionary(fc.constantFrom('City', 'city', 'Zip', 'Length', '0'), tie('value'), { maxKeys: 2 })
+        .map((o) => (Object.keys(o).length === 2 && 'City' in o && 'city' in o ? { City: o.City } : o)),
     ),
   })).value;
 
