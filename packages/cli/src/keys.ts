@@ -1,5 +1,13 @@
-import { ServiceError, type Entity } from '@resourcery/core';
-import { keyValues, Locator, type EqualityIndex, type SelectQuery, type SelectResult } from '@resourcery/core/storage';
+import type { Entity } from '@resourcery/core';
+import {
+  keyIdentity,
+  keyTaken,
+  keyValues,
+  Locator,
+  type EqualityIndex,
+  type SelectQuery,
+  type SelectResult,
+} from '@resourcery/core/storage';
 
 /**
  * The keys of the file store's resources, kept by the store rather than by the core
@@ -102,30 +110,15 @@ export function checkFree(
 ): void {
   const wanted = new Map<unknown, Entity>();
   for (const e of inserts) {
-    const id = identity(e, key);
+    const id = keyIdentity(e, key);
     if (id === undefined) continue;
-    if (wanted.has(id)) throw taken(key, e);
+    if (wanted.has(id)) throw keyTaken(key, e);
     wanted.set(id, e);
   }
   if (wanted.size === 0) return;
-  for (const e of pending) if (wanted.has(identity(e, key))) throw taken(key, e);
+  for (const e of pending) if (wanted.has(keyIdentity(e, key))) throw keyTaken(key, e);
   for (const [id, e] of wanted) {
     const holders = index.holding(key[0], keyValues(e, key)[0]) ?? durable;
-    for (const h of holders) if (identity(h, key) === id) throw taken(key, h);
+    for (const h of holders) if (keyIdentity(h, key) === id) throw keyTaken(key, h);
   }
-}
-
-function taken(key: readonly string[], entity: Entity): ServiceError {
-  const shown = keyValues(entity, key)
-    .map((v, i) => `${key[i]}=${JSON.stringify(v)}`)
-    .join('&');
-  return new ServiceError('Conflict', `Another entity already has the key ${shown}; nothing was written`);
-}
-
-/** A one-property key's value itself, else its values as JSON; undefined when a value is missing. */
-function identity(entity: Entity, key: readonly string[]): unknown {
-  const values = keyValues(entity, key);
-  if (values.some((v) => v === undefined || v === null)) return undefined;
-  const v = values[0];
-  return values.length === 1 && typeof v !== 'object' ? v : `\0${JSON.stringify(values)}`;
 }

@@ -5,6 +5,8 @@
  * the parser and query compiler to test a storage with real URIs.
  */
 export {
+  keyIdentity,
+  keyTaken,
   keyValues,
   SELECT_ALL,
   targetOf,

@@ -4,7 +4,8 @@ import { evaluate, type CompiledQuery } from '../query/evaluate.js';
 import { NO_META } from '../query/meta-conditions.js';
 import { EqualityIndex } from './equality-index.js';
 import {
-  keyValues,
+  keyIdentity,
+  keyTaken,
   type Entity,
   type SelectQuery,
   type SelectResult,
@@ -155,7 +156,7 @@ export class MemoryStorage implements Storage {
       if (row !== undefined) STAMPS.set(update.value, { row, version: version() });
       next.push(update.value);
       replaced.push([e, update.value]);
-      if (this.key !== null && identity(update.value, this.key) !== identity(e, this.key)) changed.push(update.value);
+      if (this.key !== null && keyIdentity(update.value, this.key) !== keyIdentity(e, this.key)) changed.push(update.value);
     }
     if (found !== updates.size + deletes.size) throw stale();
     if (this.key !== null) this.checkKeys(next, changed.concat(inserts), false);
@@ -173,16 +174,16 @@ export class MemoryStorage implements Storage {
     const key = this.key!;
     const wanted = new Map<unknown, Entity>();
     for (const e of written) {
-      const id = identity(e, key);
+      const id = keyIdentity(e, key);
       if (id === undefined) continue;
-      if (wanted.has(id)) throw taken(key, e);
+      if (wanted.has(id)) throw keyTaken(key, e);
       wanted.set(id, e);
     }
     if (wanted.size === 0) return;
     if (indexed && key.length === 1 && stored.length >= INDEXED_FROM && this.checkIndexed(this.index, key[0], wanted)) return;
     for (const e of stored) {
-      const other = wanted.get(identity(e, key));
-      if (other !== undefined && other !== e) throw taken(key, e);
+      const other = wanted.get(keyIdentity(e, key));
+      if (other !== undefined && other !== e) throw keyTaken(key, e);
     }
   }
 
@@ -196,7 +197,7 @@ export class MemoryStorage implements Storage {
     for (const [id, e] of wanted) {
       const holders = index.holding(property, id);
       if (holders === undefined) return false;
-      for (const h of holders) if (h !== e && identity(h, key) === id) throw taken(key, h);
+      for (const h of holders) if (h !== e && keyIdentity(h, key) === id) throw keyTaken(key, h);
     }
     return true;
   }
@@ -208,21 +209,3 @@ export class MemoryStorage implements Storage {
 }
 
 const stale = () => new ServiceError('Conflict', 'The entities to change were changed by another request; nothing was written');
-
-function taken(key: readonly string[], entity: Entity): ServiceError {
-  const shown = keyValues(entity, key)
-    .map((v, i) => `${key[i]}=${JSON.stringify(v)}`)
-    .join('&');
-  return new ServiceError('Conflict', `Another entity already has the key ${shown}; nothing was written`);
-}
-
-/**
- * What makes two keys equal (value and type: 7 is not "7"): a one-property key's value
- * itself, else its values as JSON; undefined when a value is missing (never unique-checked).
- */
-function identity(entity: Entity, key: readonly string[]): unknown {
-  const values = keyValues(entity, key);
-  if (values.some((v) => v === undefined || v === null)) return undefined;
-  const v = values[0];
-  return values.length === 1 && typeof v !== 'object' ? v : `\0${JSON.stringify(values)}`;
-}

@@ -1,3 +1,4 @@
+import { ServiceError } from '../errors.js';
 import type { ConditionItem } from '../grammar/parse.js';
 import type { Entity, Predicate } from '../query/conditions.js';
 import { findKey, type Locator } from '../grammar/locator.js';
@@ -206,6 +207,25 @@ export function targetOf(storage: Storage, entity: Entity, key?: readonly string
 /** An entity's values of the key properties, in key order (property names match case-insensitively). */
 export function keyValues(entity: Entity, key: readonly string[]): unknown[] {
   return key.map((k) => entity[findKey(entity, k) ?? k]);
+}
+
+/**
+ * What makes two keys equal (value and type: 7 is not "7"): a one-property key's value
+ * itself, else its values as JSON; undefined when a value is missing (never unique-checked).
+ */
+export function keyIdentity(entity: Entity, key: readonly string[]): unknown {
+  const values = keyValues(entity, key);
+  if (values.some((v) => v === undefined || v === null)) return undefined;
+  const v = values[0];
+  return values.length === 1 && typeof v !== 'object' ? v : `\0${JSON.stringify(values)}`;
+}
+
+/** The 409 for a write whose key `entity` already holds. */
+export function keyTaken(key: readonly string[], entity: Entity): ServiceError {
+  const shown = keyValues(entity, key)
+    .map((v, i) => `${key[i]}=${JSON.stringify(v)}`)
+    .join('&');
+  return new ServiceError('Conflict', `Another entity already has the key ${shown}; nothing was written`);
 }
 
 /** Every entity: the query a storage gets for "no conditions". */
