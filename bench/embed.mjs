@@ -11,7 +11,7 @@
 
 import { loadavg } from 'node:os';
 import { getLength, startPostgres } from './lib/postgres.mjs';
-import { arg } from './lib/stats.mjs';
+import { arg, elapsedMs, median } from './lib/stats.mjs';
 
 const ROWS = arg('rows', 1_000_000);
 const REPS = arg('reps', 9);
@@ -19,13 +19,6 @@ const CUSTOMERS = Math.max(1000, Math.floor(ROWS / 10));
 const { createService } = await import(new URL('../packages/core/dist/index.js', import.meta.url));
 const { createSqlStorage } = await import(new URL('../packages/sql/dist/index.js', import.meta.url));
 const log = (m) => process.stderr.write(`${m}\n`);
-
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const time = async (fn) => {
-  const start = process.hrtime.bigint();
-  await fn();
-  return Number(process.hrtime.bigint() - start) / 1e6;
-};
 
 const { pool, stop } = await startPostgres({ max: 4 });
 try {
@@ -127,7 +120,7 @@ try {
   await hand();
   await library();
   const times = [[], []];
-  for (let i = 0; i < REPS; i++) for (const [j, fn] of [hand, library].entries()) times[j].push(await time(fn));
+  for (let i = 0; i < REPS; i++) for (const [j, fn] of [hand, library].entries()) times[j].push(await elapsedMs(fn));
   const [h, l] = times.map(median);
   console.log(
     `node ${process.version}, reps ${REPS}, load average ${loadavg()

@@ -11,7 +11,7 @@
 
 import { getLength, startPostgres } from './lib/postgres.mjs';
 import { people } from './lib/data.mjs';
-import { arg } from './lib/stats.mjs';
+import { arg, elapsedMs, median } from './lib/stats.mjs';
 
 const ROWS = arg('rows', 1_000_000);
 const REPS = arg('reps', 9);
@@ -20,18 +20,12 @@ const { createService, MemoryStorage } = await import(new URL('../packages/core/
 const { createSqlStorage } = await import(new URL('../packages/sql/dist/index.js', import.meta.url));
 const log = (m) => process.stderr.write(`${m}\n`);
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const time = async (fn) => {
-  const start = process.hrtime.bigint();
-  await fn();
-  return Number(process.hrtime.bigint() - start) / 1e6;
-};
 /** Both sides in turns (a, b, a, b, ...), so a burst of load falls on both. */
 async function measure(a, b) {
   await a();
   await b();
   const times = [[], []];
-  for (let i = 0; i < REPS; i++) for (const [j, fn] of [a, b].entries()) times[j].push(await time(fn));
+  for (let i = 0; i < REPS; i++) for (const [j, fn] of [a, b].entries()) times[j].push(await elapsedMs(fn));
   return times.map(median);
 }
 

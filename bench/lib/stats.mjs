@@ -6,6 +6,13 @@ export function median(values) {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
+/** Milliseconds one call of `fn` (awaited) takes. */
+export async function elapsedMs(fn) {
+  const start = process.hrtime.bigint();
+  await fn();
+  return Number(process.hrtime.bigint() - start) / 1e6;
+}
+
 /** Command-line flags: `--quick`, `--json`, `--only a,b`. */
 export function flags(argv = process.argv.slice(2)) {
   const only = argv.find((a) => a.startsWith('--only='));
