@@ -329,6 +329,9 @@ export class Client {
   async send(method: string, uri: string, headers: Record<string, string>, body?: string, signal?: AbortSignal): Promise<Response> {
     const all: Record<string, string> = { ...this.options.headers, ...headers };
     if (this.options.apiKey) all.authorization = `apikey ${this.options.apiKey}`;
+    // Alternatives (`|`): Chromium sends `|` as `%7C`, a literal `|` for the service; the URI
+    // as written goes along so the service still reads them as OR (docs/uri.md#browsers).
+    if (uri.includes('|')) all['x-resourcery-uri'] = uri;
     const res = await this.doFetch(this.base + uri, { method, headers: all, body, signal });
     if (res.status >= 400) {
       const text = await res.text();

@@ -103,6 +103,27 @@ describe.each(adapters)('@resourcery/client against %s', (_name, serve) => {
     expect(() => products().where('Name', '=', [])).toThrow(TypeError);
   });
 
+  test('from a browser that sends `|` as %7C (Chromium), alternatives are still OR and a `|` inside a value still literal', async () => {
+    const sent: Array<[string, string | null]> = [];
+    const chromium = createClient({
+      baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api`,
+      apiKey: 'k-1',
+      fetch: (input, init) => {
+        const url = String(input).replace(/\|/g, '%7C');
+        sent.push([new URL(url).pathname, new Headers(init?.headers).get('x-resourcery-uri')]);
+        return fetch(url, init);
+      },
+    });
+    const names = PRODUCTS.map((p) => p.Name);
+    const q = chromium.resource<Product>('Shop.Product').where('Name', '=', [names[0], 'no|such', names[2]]);
+    expect((await q.get()).map((p) => p.Name)).toEqual([names[0], names[2]]);
+    expect(sent).toEqual([[`/api${q.uri().replace(/\|/g, '%7C')}`, q.uri()]]);
+    expect(q.uri()).toContain("Name='no%7Csuch'");
+    // Without alternatives nothing extra is sent.
+    await chromium.resource<Product>('Shop.Product').where({ Sku: 'B-1' }).get();
+    expect(sent[1][1]).toBeNull();
+  });
+
   test('conditions and meta-conditions build the URI a person would write', async () => {
     const q = products().where('Price', '>', 5).where('Price', '<=', 25).orderDesc('Price').limit(2).select('Name', 'Price');
     expect(q.uri()).toBe('/Shop.Product/Price>5&Price<=25/order_desc=Price&limit=2&select=Name,Price');

@@ -9,7 +9,7 @@ import { createServer } from '@resourcery/node';
 /**
  * The explorer's embed control and OR conditions in Debian's chromium via puppeteer-core
  * (docs/explorer.md): the control offers the relations of the resource shown that the key
- * may read, and an OR typed into the URI box is sent by Chromium with `|` as `%7C`.
+ * may read, and an OR typed into the URI box is run as OR although Chromium sends `|` as `%7C`.
  */
 const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => p && existsSync(p));
 if (CHROMIUM === undefined)
@@ -17,7 +17,7 @@ if (CHROMIUM === undefined)
 const browserTest = CHROMIUM === undefined ? test.skip : test;
 
 browserTest(
-  'the embed control runs the resource with the relations checked; an OR typed in Chromium is sent as %7C and said so',
+  'the embed control runs the resource with the relations checked; an OR typed in Chromium is run as OR',
   async () => {
     const service = createService({
       apiKeys: [
@@ -73,11 +73,17 @@ browserTest(
         ['Name', 'Orders'],
         ['Bo', '[{"Id":12,"CustomerId":2,"Total":80}]'],
       ]);
-      // Chromium encodes the typed `|`; the service reads %7C as a literal `|` (docs/uri.md), so
-      // `Id=1|3` matches no entity, and the page says why (docs/explorer.md#or-conditions).
+      // Chromium encodes the typed `|` as %7C, a literal `|` for the service (docs/uri.md); the
+      // page sends the URI as typed in X-Resourcery-Uri, so `Id=1|3` is run as OR
+      // (docs/explorer.md#or-conditions).
       expect(seen.orSent).toEqual(['/api/Customer/Id=1%7C3/offset=0&limit=26']);
-      expect(seen.orStatus).toBe('No entities');
-      expect(seen.orNote).toMatch(/^This browser sends \| as %7C/);
+      expect(seen.orTyped).toEqual(['/Customer/Id=1|3/offset=0&limit=26']);
+      expect(seen.orStatus).toBe('Rows 1-2');
+      expect(seen.orTable).toEqual([
+        ['Id', 'Name'],
+        ['1', 'Ann'],
+        ['3', 'Cy'],
+      ]);
 
       // A key that may not read Order is offered no Orders box: embed would be refused (403).
       const limited = await drive('no-orders');

@@ -13,7 +13,11 @@ const seen = {};
 try {
   const page = await browser.newPage();
   const sent = [];
-  page.on('request', (r) => sent.push(new URL(r.url()).pathname));
+  const typed = [];
+  page.on('request', (r) => {
+    sent.push(new URL(r.url()).pathname);
+    typed.push(r.headers()['x-resourcery-uri'] ?? null);
+  });
   page.on('pageerror', (e) => process.stderr.write(`page error: ${e.message}\n`));
   const text = (sel) => page.$eval(sel, (e) => e.textContent);
   const statusIs = (pattern) =>
@@ -72,16 +76,18 @@ try {
   seen.typedBoxes = await boxes();
   seen.typedTable = await table();
 
-  // An OR typed into the URI box: what the browser sends, what comes back, what the page says.
+  // An OR typed into the URI box: what the browser sends, with the URI as typed beside it, and what comes back.
   sent.length = 0;
+  typed.length = 0;
   await page.$eval('#uri', (e) => {
     e.value = '/Customer/Id=1|3';
   });
   await page.click('#run');
   await statusIs('^Rows|^No entities');
   seen.orSent = sent.filter((p) => p.includes('/Customer/'));
+  seen.orTyped = typed.filter((t) => t !== null);
   seen.orStatus = await text('#status');
-  seen.orNote = await text('#note');
+  seen.orTable = await table();
 } finally {
   await browser.close();
 }

@@ -17,7 +17,7 @@ aside{background:#fff;border:1px solid #dde1e7;border-radius:6px;padding:8px;max
 section{background:#fff;border:1px solid #dde1e7;border-radius:6px;padding:12px;min-width:0}
 form{display:flex;gap:8px}#uri,#selector{flex:1;font:13px ui-monospace,monospace;padding:6px}
 input,select,button{font:inherit;padding:4px 8px}.bar{display:flex;gap:8px;align-items:center;margin:10px 0}
-#status{color:#5b6472;flex:1}#embed label{white-space:nowrap}#note{color:#7a5200;margin:8px 0}#note:empty{display:none}#error{color:#a31515;margin:8px 0}#error:empty{display:none}
+#status{color:#5b6472;flex:1}#embed label{white-space:nowrap}#error{color:#a31515;margin:8px 0}#error:empty{display:none}
 .table{overflow:auto;max-height:65vh}table{border-collapse:collapse;font-size:13px}
 th,td{border:1px solid #e3e6eb;padding:3px 6px;text-align:left;vertical-align:top;white-space:nowrap;max-width:320px;overflow:hidden;text-overflow:ellipsis}
 th{background:#f0f2f5;position:sticky;top:0}
@@ -36,10 +36,9 @@ const SCRIPT = `
   // only relations to resources this key may GET (docs/openapi.md#relations).
   var relations = {};
   // Chromium sends '|' in a path as %7C, which the service reads as a literal '|' inside a
-  // value, so an OR typed here would silently be no OR (docs/explorer.md#or-conditions).
+  // value; the URI as typed goes along in X-Resourcery-Uri, so an OR typed here is run as OR
+  // (docs/explorer.md#or-conditions).
   var pipeEncoded = new URL('/a|b', location.href).pathname.indexOf('|') < 0;
-  var PIPE_NOTE = 'This browser sends | as %7C, which the service reads as a literal | inside a value: ' +
-    'the alternatives of this URI are not run as OR from this page. Run it with curl or @resourcery/client, or one query per alternative.';
   var $ = function (id) { return document.getElementById(id); };
 
   function headers(accept) {
@@ -58,8 +57,19 @@ const SCRIPT = `
       return Promise.reject(refused);
     }
     var h = headers(accept);
+    var typed = typedUri(uri, url);
+    if (typed) h['X-Resourcery-Uri'] = typed;
     if (more && more.lastEventId !== undefined) h['Last-Event-ID'] = more.lastEventId;
     return fetch(url.href, { headers: h, redirect: 'error', signal: more && more.signal });
+  }
+  // The URI as sent (below the base) with each '|' typed put back where the browser wrote
+  // %7C; a '%7C' typed as such stays. Undefined when the browser sends '|' as it is.
+  function typedUri(uri, url) {
+    if (!pipeEncoded || uri.indexOf('|') < 0) return undefined;
+    var mark = 'PIPE';
+    while (uri.indexOf(mark) >= 0) mark += 'X';
+    var marked = new URL(base + uri.split('|').join(mark), location.href);
+    return marked.pathname.slice(base.length).split(mark).join('|') + url.search;
   }
   function el(tag, text, cls) {
     var e = document.createElement(tag);
@@ -164,7 +174,6 @@ const SCRIPT = `
 
   function run() {
     $('error').textContent = '';
-    $('note').textContent = pipeEncoded && parts(state.uri).conditions.indexOf('|') >= 0 ? PIPE_NOTE : '';
     $('status').textContent = 'Loading...';
     var q = pagedUri();
     return request(q.uri, 'application/json').then(function (res) {
@@ -400,7 +409,6 @@ export function explorerPage(basePath: string): string {
 <select id="size" aria-label="Page size"><option>10</option><option selected>25</option><option>100</option></select>
 <span id="status"></span><button id="excel" type="button">Excel</button><button id="jsonl" type="button">JSON Lines</button></div>
 <div id="embed" class="bar" hidden></div>
-<div id="note" role="status"></div>
 <div id="error" role="alert"></div>
 <div class="table"><table id="rows"></table></div>
 <h2>Live events (<span id="live-count">0</span>)</h2>

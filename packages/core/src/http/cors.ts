@@ -25,7 +25,7 @@ const LOCAL_ORIGINS = ['local'] as const;
 const LOCAL = /^https?:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d{1,5})?$/i;
 const LOCAL_HOST = /^(localhost|127\.0\.0\.1|\[::1\])(:\d{1,5})?$/i;
 const METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE, REPORT';
-const ALLOWED_HEADERS = 'Accept, Authorization, Content-Type, If-Match, If-None-Match, Source, Destination';
+const ALLOWED_HEADERS = 'Accept, Authorization, Content-Type, If-Match, If-None-Match, Source, Destination, X-Resourcery-Uri';
 /** Headers a page may read from a cross-origin response; the rest is hidden by the browser. */
 const EXPOSED = 'ErrorInfo, ETag, Location, Content-Disposition, Allow, X-Total-Count';
 

@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { ServiceError } from '../errors.js';
 import { normalizeBasePath } from '../http/base-path.js';
+import { TYPED_URI_HEADER, typedUri } from '../http/typed-uri.js';
 import { Origin } from '../outgoing/origin.js';
 import type { Resource } from '../model/resources.js';
 import type { RequestTrace } from '../http/observer.js';
@@ -68,9 +69,9 @@ export class RequestContext {
     origin?: Origin,
   ) {
     this.method = request.method.toUpperCase();
-    this.uri = request.uri || '/';
     this.basePath = normalizeBasePath(request.basePath);
     this.clientHeaders = normalizeHeaders(request.headers);
+    this.uri = typedUri(request.uri || '/', this.clientHeaders[TYPED_URI_HEADER]);
     this.headers = this.clientHeaders;
     this.rawBody = request.body;
     this.depth = depth;
