@@ -270,5 +270,10 @@ describe('rights: embedding shows nothing the caller cannot GET directly', () =>
     await call(s, 'POST', '/Order', { body: { Id: 1, CustomerId: 1 } });
     expect((await call(s, 'GET', '/Order/_/embed=Customer')).status).toBe(403);
     expect((await call(s, 'GET', '/Order/Customer.Id=1')).status).toBe(403);
+    // Refused too when there is nothing to embed: no order found, or orders that reference no customer.
+    expect((await call(s, 'GET', '/Order/Id=99/embed=Customer')).status).toBe(403);
+    await call(s, 'POST', '/Order', { body: { Id: 2 } });
+    expect((await call(s, 'GET', '/Order/Id=2/embed=Customer')).status).toBe(403);
+    expect((await call(s, 'GET', '/Order/Id=2/embed=Customer&count=true')).status).toBe(403);
   });
 });

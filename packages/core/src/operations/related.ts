@@ -43,8 +43,7 @@ async function readRelated(
   reads: RelatedReads,
   why: string,
 ): Promise<Entity[]> {
-  if (!target.allows('GET')) throw new ServiceError('Forbidden', `${why} reads '${target.name}', which does not allow GET`);
-  reads.authorize(target.name, 'GET');
+  mayRead(target, reads, why);
   const caller: Caller = { ...reads.caller, method: 'GET' };
   await target.hooks.beforeRead?.(caller);
   const rows = target.rows(caller, 'GET');
@@ -62,9 +61,17 @@ async function readRelated(
   return (await target.hooks.afterRead(entities, caller)) ?? entities;
 }
 
+/** 403 unless the caller may GET `target` directly. */
+function mayRead(target: Resource, reads: RelatedReads, why: string): void {
+  if (!target.allows('GET')) throw new ServiceError('Forbidden', `${why} reads '${target.name}', which does not allow GET`);
+  reads.authorize(target.name, 'GET');
+}
+
 /**
  * The same entities as `readRelated` with `locator` equal to one of `values`, in as few
- * selects as the IN lists allow (one for up to IN_LIST_MAX values); none when there are no values.
+ * selects as the IN lists allow (one for up to IN_LIST_MAX values). With no values nothing
+ * is read, but the caller's rights are checked all the same: an embed is refused whether or
+ * not the entities have anything to embed.
  */
 export async function readRelatedIn(
   target: Resource,
@@ -74,7 +81,10 @@ export async function readRelatedIn(
   reads: RelatedReads,
   why: string,
 ): Promise<Entity[]> {
-  if (values.length === 0) return [];
+  if (values.length === 0) {
+    mayRead(target, reads, why);
+    return [];
+  }
   if (values.length <= IN_LIST_MAX) return readRelated(target, [inList(locator, values)!], order, reads, why);
   const out: Entity[] = [];
   for (let i = 0; i < values.length; i += IN_LIST_MAX)
