@@ -8,8 +8,10 @@
 //  3. the --watch race (issue 24 item 3): writers POST while an editor saves copies of the
 //     file it read a moment before (stale by the writes compacted meanwhile) for N seconds;
 //     every acknowledged write must be served and, after a stop, in the file.
-// Usage: node scripts/fault.mjs [--rounds N] [--writers N] [--watch-seconds N] [--only kill,disk,watch]
-//   (needs `pnpm build` first; --watch-seconds 0 skips the race)
+// Usage: node scripts/fault.mjs [--rounds N] [--writers N] [--watch-seconds N] [--writer-pause-ms N]
+//   [--only kill,disk,watch] (needs `pnpm build` first; --watch-seconds 0 skips the race;
+//   --writer-pause-ms makes each race writer wait up to N ms between POSTs, so that few
+//   writes land between two compactions, as on a loaded machine)
 import { spawn, execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, readdir, rename, rm, writeFile, mkdir } from 'node:fs/promises';
@@ -23,12 +25,14 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '5' },
     writers: { type: 'string', default: '8' },
     'watch-seconds': { type: 'string', default: '10' },
+    'writer-pause-ms': { type: 'string', default: '0' },
     only: { type: 'string', default: 'kill,disk,watch' },
   },
 });
 const ROUNDS = Number(values.rounds);
 const WRITERS = Number(values.writers);
 const WATCH_SECONDS = Number(values['watch-seconds']);
+const WRITER_PAUSE_MS = Number(values['writer-pause-ms']);
 const ONLY = new Set(values.only.split(','));
 const CLI = path.join(path.dirname(fileURLToPath(import.meta.url)), '../packages/cli/dist/cli.js');
 const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json;raw=true' };
@@ -180,6 +184,7 @@ async function watchRace(dir, seconds) {
   const file = path.join(dir, 'watch.json');
   await writeFile(file, JSON.stringify({ items: [{ id: 'edited', title: 'start' }] }));
   const { child, url, stderr } = await start(file, ['--watch']);
+  const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
   const acked = new Set();
   let failed = 0;
   let stop = false;
@@ -199,9 +204,9 @@ async function watchRace(dir, seconds) {
       } catch {
         failed++;
       }
+      if (WRITER_PAUSE_MS > 0) await sleep(Math.random() * WRITER_PAUSE_MS);
     }
   };
-  const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
   let saves = 0;
   const editor = async () => {
     while (!stop) {
@@ -244,6 +249,7 @@ async function watchRace(dir, seconds) {
   const rows = [
     ['seconds', ((Date.now() - started) / 1000).toFixed(1)],
     ['writers', WRITERS],
+    ['writer pause (ms, at most)', WRITER_PAUSE_MS],
     ['acknowledged POSTs', acked.size],
     ['other answers (409 while an edit loads, errors)', failed],
     ['editor saves (each a stale copy)', saves],

@@ -1,6 +1,7 @@
 import type { Entity } from '@resourcery/core';
+import { keyIdentity } from '@resourcery/core/storage';
 import type { ParsedData } from './data-file.js';
-import { applyChange, type WriteLine } from './journal.js';
+import { applyChange, type Change, type WriteLine } from './journal.js';
 
 /** Versions of the data file kept to find what an outside edit was based on; older ones are folded into the base. */
 const MAX_VERSIONS = 64;
@@ -21,9 +22,11 @@ export interface EditBase {
  * The versions of the data file the server wrote (each compaction's), with the writes
  * between them, while `--watch` is on. An editor may save a copy it opened before some
  * compactions: its base is then an older version, and the writes compacted since are in
- * no journal. The base is the newest version, unless an older one differs from the edit at
- * most half as much (an edit changes a few entities; a stale copy also lacks every write
- * since); the writes after the base are applied on top (docs/cli-durability.md).
+ * no journal. The base is the version the edit differs least from (an entity of the same
+ * key with another value counts once), the older one on a tie: a copy lacking writes
+ * differs from each newer version by those writes as well, and applying a write the edit
+ * already holds changes nothing (mergeEdit). The writes after the base are applied on top
+ * (docs/cli-durability.md).
  */
 export class EditHistory {
   private base: Map<string, Entity[]>;
@@ -33,7 +36,12 @@ export class EditHistory {
   /** Versions were folded into the base: an edit older than the base cannot be told apart. */
   private folded = false;
 
-  constructor(entries: ReadonlyMap<string, readonly Entity[]>, seq: number) {
+  /** `keyOf` names a top-level key's key properties (null when it has none): entities are matched by key as well as by value. */
+  constructor(
+    entries: ReadonlyMap<string, readonly Entity[]>,
+    seq: number,
+    readonly keyOf: (name: string) => readonly string[] | null = () => null,
+  ) {
     this.base = copyOf(entries);
     this.baseSeq = seq;
   }
@@ -61,19 +69,20 @@ export class EditHistory {
     const seqs = [this.baseSeq, ...this.versions];
     const text = new WeakMap<Entity, string>();
     const at = copyOf(this.base);
-    const diffs = [{ seq: this.baseSeq, diff: difference(at, edit, text) }];
+    const diffs = [{ seq: this.baseSeq, diff: difference(at, edit, text, this.keyOf) }];
     let next = 0;
     for (const seq of this.versions) {
       for (; next < this.lines.length && this.lines[next].seq <= seq; next++)
         for (const change of this.lines[next].w) applyChange(at, change);
-      diffs.push({ seq, diff: difference(at, edit, text) });
+      diffs.push({ seq, diff: difference(at, edit, text, this.keyOf) });
     }
-    // The newest version unless an older one explains the edit at most half as many changes:
-    // a copy opened before some writes differs from the newest by those writes as well.
-    const newest = diffs[diffs.length - 1];
-    let best = newest;
+    // The version the edit differs least from; on a tie the older one, whose later writes
+    // then apply on top: those the edit already holds change nothing (mergeEdit), while
+    // taking the newer one would drop the others. (Before, the newest version won unless an
+    // older one differed at most half as much: a copy lacking one write and changing one
+    // entity differed by 2 and 3, so that write was lost.)
+    let best = diffs[0];
     for (const d of diffs) if (d.diff < best.diff) best = d;
-    if (best !== newest && best.diff * 2 > newest.diff) best = newest;
     return {
       seq: best.seq,
       lines: this.lines.filter((l) => l.seq > best.seq),
@@ -92,12 +101,22 @@ export class EditHistory {
   }
 }
 
+/** An edit merged: its base, the writes applied on top of it (as applied), and the edit as written. */
+export interface MergedEdit extends EditBase {
+  /** Appended entities left out because the edit holds their key (the journal still has them). */
+  skipped: number;
+  /** The edit as written, for the history's next base. */
+  edit: Map<string, Entity[]>;
+}
+
 /**
  * Applies to an edit (parsed, changed in place) the writes it lacks, against the version it
  * was based on, and says so on stderr; null (said loudly) when the edit may be older than
- * every version kept. `edit` is the edit as written, for the history's next base.
+ * every version kept. `edit` is the edit as written, for the history's next base. An
+ * appended entity whose key the edit already holds is not appended again: the edit has it
+ * (changed by hand, or the base was taken older than it was), and the edit wins.
  */
-export function mergeEdit(history: EditHistory, parsed: ParsedData, name: string): (EditBase & { edit: Map<string, Entity[]> }) | null {
+export function mergeEdit(history: EditHistory, parsed: ParsedData, name: string): MergedEdit | null {
   const edit = copyOf(parsed.entries);
   const base = history.baseOf(edit);
   if (base.unknown) {
@@ -105,13 +124,46 @@ export function mergeEdit(history: EditHistory, parsed: ParsedData, name: string
     return null;
   }
   let missed = 0;
-  for (const line of base.lines) for (const change of line.w) missed += applyChange(parsed.entries, change);
+  let skipped = 0;
+  const applied: WriteLine[] = [];
+  // Per top-level key with a key: the key identities its entities hold, built when first needed.
+  const held = new Map<string, Set<unknown>>();
+  for (const line of base.lines) {
+    const w: Change[] = [];
+    applied.push({ seq: line.seq, w });
+    for (const change of line.w) {
+      const key = history.keyOf(change.r);
+      if (change.s || !change.a?.length || key === null || key.length === 0) {
+        missed += applyChange(parsed.entries, change);
+        w.push(change);
+        held.delete(change.r);
+        continue;
+      }
+      if (change.u?.length || change.d?.length) {
+        missed += applyChange(parsed.entries, { r: change.r, u: change.u, d: change.d });
+        held.delete(change.r);
+      }
+      let ids = held.get(change.r);
+      if (ids === undefined) held.set(change.r, (ids = new Set((parsed.entries.get(change.r) ?? []).map((e) => keyIdentity(e, key)))));
+      const appended: Entity[] = [];
+      for (const e of change.a) {
+        const id = keyIdentity(e, key);
+        if (id !== undefined && ids.has(id)) skipped++;
+        else {
+          appended.push(e);
+          ids.add(id);
+        }
+      }
+      applyChange(parsed.entries, { r: change.r, a: appended });
+      w.push(appended.length === change.a.length ? change : { ...change, a: appended });
+    }
+  }
   const writes = base.lines.length;
   const older = base.latest ? '' : ' (it was based on an older version of the file)';
   console.error(
-    `resourcery: reloaded ${name} after an outside edit${writes ? `; ${writes} group(s) of journaled writes it lacks are applied on top${older}` : ''}${missed ? `; ${missed} update(s) or delete(s) target entities the edit changed: the edit wins` : ''}`,
+    `resourcery: reloaded ${name} after an outside edit${writes ? `; ${writes} group(s) of journaled writes it lacks are applied on top${older}` : ''}${missed ? `; ${missed} update(s) or delete(s) target entities the edit changed: the edit wins` : ''}${skipped ? `; ${skipped} entity(ies) appended hold a key the edit already has: the edit's are kept` : ''}`,
   );
-  return { ...base, edit };
+  return { ...base, lines: applied, skipped, edit };
 }
 
 function copyOf(entries: ReadonlyMap<string, readonly Entity[]>): Map<string, Entity[]> {
@@ -120,28 +172,51 @@ function copyOf(entries: ReadonlyMap<string, readonly Entity[]>): Map<string, En
   return copy;
 }
 
-/** How many entities one side holds and the other does not (by value, counted with repeats). */
+/**
+ * How many entities one side holds and the other does not (by value, counted with
+ * repeats); an entity of one side and one of the other with the same key (an entity
+ * changed) count once.
+ */
 function difference(
   a: ReadonlyMap<string, readonly Entity[]>,
   b: ReadonlyMap<string, readonly Entity[]>,
   text: WeakMap<Entity, string>,
+  keyOf: (name: string) => readonly string[] | null,
 ): number {
-  const key = (e: Entity) => {
+  const textOf = (e: Entity) => {
     let t = text.get(e);
     if (t === undefined) text.set(e, (t = JSON.stringify(e)));
     return t;
   };
   let diff = 0;
   for (const name of new Set([...a.keys(), ...b.keys()])) {
-    const counts = new Map<string, number>();
-    for (const e of a.get(name) ?? []) counts.set(key(e), (counts.get(key(e)) ?? 0) + 1);
+    const onlyA = new Map<string, Entity[]>();
+    for (const e of a.get(name) ?? []) {
+      const t = textOf(e);
+      const list = onlyA.get(t);
+      if (list === undefined) onlyA.set(t, [e]);
+      else list.push(e);
+    }
+    const onlyB: Entity[] = [];
     for (const e of b.get(name) ?? []) {
-      const k = key(e);
-      const n = counts.get(k) ?? 0;
-      if (n > 0) counts.set(k, n - 1);
+      const list = onlyA.get(textOf(e));
+      if (list !== undefined && list.length > 0) list.pop();
+      else onlyB.push(e);
+    }
+    const key = keyOf(name);
+    const changed = new Map<unknown, number>();
+    for (const list of onlyA.values())
+      for (const e of list) {
+        diff++;
+        const id = key?.length ? keyIdentity(e, key) : undefined;
+        if (id !== undefined) changed.set(id, (changed.get(id) ?? 0) + 1);
+      }
+    for (const e of onlyB) {
+      const id = key?.length ? keyIdentity(e, key) : undefined;
+      const n = id === undefined ? 0 : (changed.get(id) ?? 0);
+      if (n > 0) changed.set(id, n - 1);
       else diff++;
     }
-    for (const n of counts.values()) diff += n;
   }
   return diff;
 }

@@ -112,7 +112,7 @@ export class FileStore {
   watch(added: (name: string) => void = () => undefined): void {
     if (this.fileWatch.active) return;
     this.onAdded = added;
-    this.history = new EditHistory(this.entries(), this.disk.seq);
+    this.history = new EditHistory(this.entries(), this.disk.seq, (name) => this.keys.of(name));
     this.fileWatch.start(() => {
       this.open ??= this.startGroup();
     });
@@ -464,12 +464,13 @@ export class FileStore {
     this.install(parsed, this.onAdded);
     // The file holds the edit; the writes after its base are still to apply on top of it.
     history.reset(merged.edit, merged.seq, merged.lines);
-    if (merged.latest) {
+    if (merged.latest && merged.skipped === 0) {
       // The journal holds exactly those writes: a crash replays them on top of the edit.
       if (this.disk.journal?.writes) this.compaction.schedule();
       return;
     }
-    // Some are in no journal any more (compacted into a version the edit replaced): into the file now.
+    // Some are in no journal any more (compacted into a version the edit replaced), or the
+    // journal would append again entities the edit holds by key: into the file now.
     if (await this.compaction.writeNow()) history.compacted(this.disk.seq);
   }
 
