@@ -96,9 +96,12 @@ export class Compaction {
       return false;
     }
     if (disk.journal !== null) await disk.journal.append({ seq: disk.seq, file: hash });
+    // The temp file's stamp (a rename keeps inode, size and mtime): an edit landing right
+    // after the rename then differs from it and is loaded, rather than taken for ours.
+    const stamp = await fileStamp(tmp);
     await rename(tmp, store.file);
     await syncDir(dirname(store.file));
-    disk.known = await fileStamp(store.file);
+    disk.known = stamp;
     disk.fileHash = hash;
     return true;
   }
@@ -157,6 +160,7 @@ export class Compaction {
     }
     await store.inQueue(async () => {
       const journal = disk.journal!;
+      let stamp: FileStamp | null;
       try {
         // An edit loaded since the cut, or not loaded yet: the file is not ours to replace now.
         if (disk.known !== cut.known || (await store.editedOutside())) {
@@ -165,13 +169,15 @@ export class Compaction {
         }
         // Before the rename, so a crash right after it knows the file holds these writes.
         await journal.append({ seq: cut.seq, file: hash });
+        // Taken before the rename, as writeNow does: an edit landing just after it is not taken for ours.
+        stamp = await fileStamp(tmp);
         await rename(tmp, store.file);
       } catch (e) {
         await unlink(tmp).catch(() => undefined);
         throw e;
       }
       await syncDir(dirname(store.file));
-      disk.known = await fileStamp(store.file);
+      disk.known = stamp;
       disk.fileHash = hash;
       store.compacted?.(cut.seq);
       if (journal.writes === cut.writes) {
