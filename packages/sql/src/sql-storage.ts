@@ -70,6 +70,12 @@ function scan(table: string, params: Params, c: ConditionsSql, byId = false): { 
   return { from: `(${inner} OFFSET 0) s${where(c.tests)}`, alias: 's' };
 }
 
+/** A row count written into a statement's text: only ever a whole number the storage computed. */
+function limitText(n: number): string {
+  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`not a row count: ${n}`);
+  return String(n);
+}
+
 const tooManyRows = (max: number) =>
   new ServiceError(
     'InvalidMetaConditionValueType',
@@ -340,7 +346,10 @@ export class SqlStorage implements Storage {
     const k = (batch > 0 || next !== undefined) && keyset ? `, ${keyset.text} AS k` : '';
     let text = `SELECT ${alias}.id::text AS id, ${alias}.version::text AS version, ${body} AS body${k} FROM ${rowsOf} ORDER BY ${keyOrdered ? keyOrder : `${order === null ? '' : `${order}, `}${alias}.id`}`;
     const limit = next !== undefined ? next.limit : batch > 0 ? batch + 1 : capped ? this.maxRows + 1 : query.limit;
-    text += ` LIMIT (${params.add(String(limit))})::bigint`;
+    // The limit is written into the text (a whole number the storage computed): with it as a
+    // parameter PostgreSQL cannot cost a plan for any values, and re-planned a prepared
+    // page (order + limit) on every request (docs/storage.md#prepared-statements).
+    text += ` LIMIT ${limitText(limit)}`;
     if (next === undefined && paging && query.offset > 0) text += ` OFFSET (${params.add(String(query.offset))})::bigint`;
     return { text, values: params.values, exact: conditions.exact, paging, capped, batch, cut, keyOrdered };
   }

@@ -82,6 +82,46 @@ test('selects run as prepared statements, at most 64 texts per storage', async (
   await base.end();
 });
 
+test('a page (filter, order, limit) is planned once for any values: its limit is in the text, not a parameter', async () => {
+  const base = server.pool({ max: 1 });
+  const { pool, sent } = logged(base);
+  const storage = createSqlStorage({ client: pool, table: 'planned_person' });
+  const service = createService();
+  service.addResource({
+    name: 'Person',
+    storage,
+    schema: { type: 'object', properties: { Id: { type: 'integer' }, Age: { type: 'integer' }, Score: { type: 'integer' } } },
+    indexes: ['Id', ['Age', 'Score']],
+  });
+  await storage.ready();
+  await base.query(
+    `INSERT INTO planned_person (body) SELECT '{"Id":' || i || ',"Age":' || (i % 50) || ',"Score":' || ((i * 7919) % 1000) || '}' FROM generate_series(1, 20000) i`,
+  );
+  await base.query('ANALYZE planned_person');
+  const expected = (age: number) =>
+    Array.from({ length: 20000 }, (_, i) => ({ Id: i + 1, Age: (i + 1) % 50, Score: ((i + 1) * 7919) % 1000 }))
+      .filter((e) => e.Age === age)
+      .sort((a, b) => b.Score - a.Score || a.Id - b.Id)
+      .slice(0, 10);
+  sent.length = 0;
+  for (let age = 0; age < 12; age++)
+    expect((await call(service, 'GET', `/Person/Age=${age}/order_desc=Score&limit=10`)).json).toEqual(expected(age));
+  const names = new Set(sent.filter((s) => s.text.startsWith('SELECT')).map((s) => s.name));
+  expect(names.size).toBe(1);
+  expect(sent.find((s) => s.text.startsWith('SELECT'))!.text).toMatch(/ LIMIT 10$/);
+  // After five plans for the values given, PostgreSQL keeps one plan for any values when it costs no more;
+  // with the limit as a parameter it could not cost one and planned all twelve requests anew.
+  const [row] = (
+    await base.query<{ generic_plans: string; custom_plans: string }>(
+      'SELECT generic_plans::text, custom_plans::text FROM pg_prepared_statements WHERE name = $1',
+      [[...names][0]],
+    )
+  ).rows;
+  expect(Number(row.generic_plans)).toBeGreaterThanOrEqual(6);
+  expect(Number(row.custom_plans)).toBeLessThanOrEqual(6);
+  await base.end();
+});
+
 test('a POST with a generated key: the reservation does not wait for the disk, the insert is one statement', async () => {
   const base = server.pool({ max: 1 });
   const { pool, sent } = logged(base);
