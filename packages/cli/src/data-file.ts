@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { readdir, stat, unlink } from 'node:fs/promises';
+import { open, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Entity } from '@resourcery/core';
+import { ObjectInSlices } from './data-slices.js';
 
 /** The data file's content: each top-level key (as spelled in the file) and its entities. */
 export interface ParsedData {
@@ -23,6 +24,50 @@ export function parseData(file: string, text: string): ParsedData {
   } catch (e) {
     throw new Error(`${file} is not valid JSON: ${(e as Error).message}`);
   }
+  return entriesOf(file, data);
+}
+
+/** Bytes read from the data file at a time (two buffers of this size, taking turns). */
+const READ_BYTES = 256 * 1024;
+
+/**
+ * Reads and parses the data file a piece at a time, hashing its bytes as they come
+ * (data-slices.ts): no buffer or text of the whole file is made, so at start the memory
+ * holds the entities and little more. The same entries, or the same error, as parseData of
+ * the file's text; the hash is hashOf's of its bytes.
+ */
+export async function readDataFile(file: string): Promise<{ parsed: ParsedData; hash: string }> {
+  const parser = new ObjectInSlices();
+  const sha = createHash('sha1');
+  const handle = await open(file, 'r');
+  try {
+    // The bytes not parsed yet are copied to the front of the other buffer, the next read goes after them.
+    let buffers = [Buffer.allocUnsafe(READ_BYTES), Buffer.allocUnsafe(READ_BYTES)];
+    let rest = buffers[0].subarray(0, 0);
+    for (;;) {
+      let into = buffers[1];
+      // A value longer than a buffer (a large entity, a one-entity resource): the buffers grow.
+      if (into.length < rest.length + READ_BYTES) buffers = [buffers[0], (into = Buffer.allocUnsafe(2 * (rest.length + READ_BYTES)))];
+      rest.copy(into, 0);
+      const { bytesRead } = await handle.read(into, rest.length, into.length - rest.length, null);
+      sha.update(into.subarray(rest.length, rest.length + bytesRead));
+      const bytes = into.subarray(0, rest.length + bytesRead);
+      const end = bytesRead === 0;
+      const used = parser.feed(bytes, end);
+      if (parser.failed || end) break;
+      rest = bytes.subarray(used);
+      buffers = [into, buffers[0]];
+    }
+  } finally {
+    await handle.close();
+  }
+  if (parser.done) return { parsed: entriesOf(file, parser.value), hash: sha.digest('hex') };
+  // Not JSON (or not one object): the whole text, for JSON.parse's message.
+  const bytes = await readFile(file);
+  return { parsed: parseData(file, bytes.toString('utf8')), hash: hashOf(bytes) };
+}
+
+function entriesOf(file: string, data: unknown): ParsedData {
   if (data === null || typeof data !== 'object' || Array.isArray(data))
     throw new Error(`${file} must hold a JSON object whose properties are arrays of entities`);
   const parsed: ParsedData = { entries: new Map(), singular: new Set() };

@@ -4,7 +4,7 @@ import { MemoryStorage, ServiceError, type Entity, type Storage } from '@resourc
 import { EqualityIndex, type IndexedChange } from '@resourcery/core/storage';
 import { type SelectQuery, type SelectResult, type WriteBatch } from '@resourcery/core/storage';
 import { Compaction, DEFAULT_POLICY, type CompactionPolicy, type OnDisk } from './compaction.js';
-import { fileStamp, hashOf, isAdminKey, parseData, removeLeftovers, type FileStamp, type ParsedData } from './data-file.js';
+import { fileStamp, hashOf, isAdminKey, readDataFile, removeLeftovers, type FileStamp, type ParsedData } from './data-file.js';
 import { EditHistory, mergeEdit } from './edit-base.js';
 import { editedSince, FileWatch, parseEdit } from './file-watch.js';
 import { checkFree, ResourceKeys } from './keys.js';
@@ -78,10 +78,10 @@ export class FileStore {
    */
   static async load(file: string, options: FileStoreOptions = {}): Promise<FileStore> {
     const store = new FileStore(file, { ...DEFAULT_POLICY, ...options.compaction });
-    const buffer = await readFile(file);
-    const parsed = parseData(file, buffer.toString('utf8'));
+    // Read in pieces: no buffer or text of the whole file is alive while the entities are built (data-file.ts).
+    const { parsed, hash } = await readDataFile(file);
     const disk = store.disk;
-    disk.fileHash = hashOf(buffer);
+    disk.fileHash = hash;
     const content = await readJournal(journalPath(file));
     if (content) replayJournal(parsed.entries, content, disk.fileHash, file, 'start');
     store.install(parsed, () => undefined);
