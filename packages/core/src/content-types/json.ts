@@ -173,6 +173,9 @@ function writeEnvelope(result: Result, context: WriteContext): string | AsyncIte
   switch (result.kind) {
     case 'entities': {
       const { entities, total } = result;
+      // The common small answer in one template, without a closure for its tail (one allocation fewer a GET).
+      if (entities.length <= WHOLE_ENTITIES)
+        return `{"Status":"success","Data":${stringifyArray(entities)},"DataCount":${entities.length}${totalCount(total)},"TimeElapsedMs":${context.elapsedMs()}}`;
       return arrayBody(
         '{"Status":"success","Data":',
         entities,

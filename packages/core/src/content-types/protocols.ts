@@ -37,6 +37,11 @@ export class Protocols {
   private readonly byBinding = new Map<string, Registered>();
   /** Clients repeat the same few Accept values; each is negotiated once. */
   private readonly acceptCache = new LRUCache<string, Negotiated | false>({ max: 256 }); // false: nothing acceptable
+  /** The answer to no Accept header, made once (as each cached answer is shared by the requests that ask for it). */
+  private noAccept: Negotiated | undefined;
+  /** The Accept value asked last and its answer: the cache's most recent entry, read without a lookup. */
+  private lastAccept: string | undefined;
+  private lastChosen: Negotiated | false = false;
 
   constructor(defaultProtocol: ProtocolProvider = DEFAULT_PROTOCOL) {
     this.add(defaultProtocol);
@@ -59,17 +64,21 @@ export class Protocols {
       for (const b of registered.bindings) if (!this.byBinding.has(b)) this.byBinding.set(b, registered);
     }
     this.acceptCache.clear();
+    this.noAccept = undefined;
+    this.lastAccept = undefined;
   }
 
   /** The content type that writes the response, from the Accept header (none or `*\/*`: JSON). */
   forAccept(accept: string | undefined): Negotiated {
-    if (accept === undefined || accept.trim() === '') return { contentType: this.defaultType, params: {} };
-    let chosen = this.acceptCache.get(accept);
+    if (accept === undefined || accept.trim() === '') return (this.noAccept ??= { contentType: this.defaultType, params: {} });
+    let chosen = accept === this.lastAccept ? this.lastChosen : this.acceptCache.get(accept);
     if (chosen === undefined) {
       const choice = negotiate(parseAccept(accept), this.writers);
       chosen = choice ? { contentType: choice.value.type, params: choice.params } : false;
       this.acceptCache.set(accept, chosen);
     }
+    this.lastAccept = accept;
+    this.lastChosen = chosen;
     if (chosen === false) {
       throw new ServiceError(
         'NotAcceptable',

@@ -96,18 +96,26 @@ export interface ParsedUri {
 }
 
 const cache = new LRUCache<string, ParsedUri>({ max: 2000 });
+let lastUri: string | undefined;
+let lastParsed: ParsedUri | undefined;
 
 /** Parses a URI path (the part after the service's base path); results are cached. */
 export function parseUri(uri: string): ParsedUri {
+  // The URI parsed last is the cache's most recent entry: a client repeating one URI skips the lookup.
+  if (uri === lastUri) return lastParsed!;
   let parsed = cache.get(uri);
   if (parsed === undefined) {
     parsed = parseUncached(uri);
     cache.set(uri, parsed);
   }
+  lastUri = uri;
+  lastParsed = parsed;
   return parsed;
 }
 
 export function clearParseCache(): void {
+  lastUri = undefined;
+  lastParsed = undefined;
   cache.clear();
 }
 

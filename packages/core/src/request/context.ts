@@ -28,7 +28,20 @@ function normalizeHeaders(headers: Record<string, HeaderValue> | undefined): Hea
 
 function normalized(headers: Record<string, HeaderValue>): boolean {
   for (const name in headers) {
-    if (typeof headers[name] !== 'string' || name.toLowerCase() !== name) return false;
+    if (typeof headers[name] !== 'string' || !lowerCase(name)) return false;
+  }
+  return true;
+}
+
+/**
+ * `name.toLowerCase() === name`, without making the lower-cased copy for the ASCII names
+ * HTTP has (a small GET's headers were checked with one copy each).
+ */
+function lowerCase(name: string): boolean {
+  for (let i = 0; i < name.length; i++) {
+    const c = name.charCodeAt(i);
+    if (c >= 0x41 && c <= 0x5a) return false;
+    if (c > 0x7f) return name.toLowerCase() === name;
   }
   return true;
 }
