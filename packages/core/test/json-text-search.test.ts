@@ -33,6 +33,10 @@ const TEXTS = [
   '\ud8999z',
   'x\u000b1',
   '\tabc',
+  // Upper-case and non-ASCII letters around digits and punctuation: a needle without letters is not lower-cased against them.
+  'ADA.99-1@X.ORG',
+  '\u0130-1.\u212A',
+  'Σ_9 σ-9',
 ];
 const scalar = fc.oneof(
   fc.constantFrom(...TEXTS),
@@ -122,6 +126,30 @@ test('a search over the whole entity answers what its JSON text answers', () => 
       },
     ),
     { numRuns: 10_000 },
+  );
+});
+
+test('a needle of digits and punctuation answers what the lower-cased JSON text answers', () => {
+  const plain = fc
+    .array(fc.constantFrom('0', '1', '9', '@', '.', '-', '_', ' ', '+'), { minLength: 1, maxLength: 4 })
+    .map((chars) => chars.join(''));
+  fc.assert(
+    fc.property(
+      entity.chain((e) =>
+        fc.tuple(
+          fc.constant(e),
+          fc.oneof(
+            plain,
+            needle(e).filter((n) => !/[a-z\u0080-\uffff]/i.test(n)),
+          ),
+        ),
+      ),
+      ([e, pattern]) => {
+        const search = compileSearch(`${pattern},,CI`);
+        expect(search(e, new ScanMeter(1e9))).toBe(JSON.stringify(e).toLowerCase().includes(pattern));
+      },
+    ),
+    { numRuns: 5_000 },
   );
 });
 

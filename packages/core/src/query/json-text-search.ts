@@ -52,6 +52,30 @@ function escapedRestOf(needle: string): string | null {
   return needle.slice(longest);
 }
 
+const same = (s: string) => s;
+const lowerCase = (s: string) => s.toLowerCase();
+
+/** Whether a text has a letter or any character outside ASCII (which lower-casing may touch or make). */
+function hasLetters(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i) | 0x20;
+    if (text.charCodeAt(i) > 0x7f || (c >= 0x61 && c <= 0x7a)) return true;
+  }
+  return false;
+}
+
+/** The longest run of ASCII characters other than letters in a text ('' when none). */
+function uncasedRun(text: string): string {
+  let best = '';
+  let start = 0;
+  for (let i = 0; i <= text.length; i++) {
+    if (i < text.length && !hasLetters(text[i])) continue;
+    if (i - start > best.length) best = text.slice(start, i);
+    start = i + 1;
+  }
+  return best;
+}
+
 /** Every character a JSON number's text can have. */
 const NUMBER = /^[0-9.e+-]+$/;
 /** Past this many distinct property names, a name is tested each time instead of remembered. */
@@ -73,7 +97,10 @@ const MAX_POSITIONS = 64;
  */
 export function jsonTextSearch(needle: string, caseSensitive: boolean): ((e: Entity, meter?: Meter) => boolean) | null {
   if (needle === '' || SYNTAX.test(needle)) return null;
-  const lower = (s: string) => (caseSensitive ? s : s.toLowerCase());
+  // A needle of ASCII digits and punctuation (`99999@`, `2024-05`) is found in a text exactly
+  // when it is found in the lower-cased text: lower-casing maps only letters, and only to
+  // letters and combining marks. So no lower-cased copy of each string is made for it.
+  const lower = caseSensitive || !hasLetters(needle) ? same : lowerCase;
   const inNumber = NUMBER.test(needle);
   const inTrue = 'true'.includes(needle);
   const inFalse = 'false'.includes(needle);
@@ -81,11 +108,17 @@ export function jsonTextSearch(needle: string, caseSensitive: boolean): ((e: Ent
   const rest = escapedRest(needle);
   // The string itself first: a match there is one in its escaped form too (the needle has
   // no character JSON escapes), and most strings then need no test for escaped characters.
+  // The rest ends the needle, so a string without it holds neither: most strings get one test
+  // (docs/performance.md, "Search over every property").
+  // Digits and punctuation of the rest (or of the needle, when no escape can help) stand as
+  // they are in the lower-cased text, so a string without them is passed over uncopied.
+  const probe = lower === same || rest === '' ? '' : uncasedRun(rest ?? needle);
   const tokenHas = (s: string) => {
+    if (probe !== '' && !s.includes(probe)) return false;
     const text = lower(s);
-    if (text.includes(needle)) return true;
-    if (rest === null || (rest !== '' && !text.includes(rest))) return false;
-    return ESCAPED.test(s) && lower(JSON.stringify(s).slice(1, -1)).includes(needle);
+    if (rest === null) return text.includes(needle);
+    if (rest !== '' && !text.includes(rest)) return false;
+    return text.includes(needle) || (ESCAPED.test(s) && lower(JSON.stringify(s).slice(1, -1)).includes(needle));
   };
   // Names repeat from entity to entity: remembered by position (a pointer compare when
   // entities share their shape), then by name.
@@ -141,7 +174,11 @@ export function jsonTextSearch(needle: string, caseSensitive: boolean): ((e: Ent
           continue;
       }
       scanned += name.length + 4;
-      if (!found) found = nameHas(name, position++);
+      if (!found) {
+        // The name at this position in the entity before, tested in the loop itself (a call per property cost a third of the scan).
+        found = atName[position] === name ? atHas[position] : nameHas(name, position);
+        position++;
+      }
       if (found) break;
     }
     meter?.add(scanned);
