@@ -12,6 +12,7 @@
  * fit, a trailing comma, a byte-order mark, text after the object) the parse `failed`, and
  * the caller parses the whole text for JSON.parse's own message.
  */
+import { jsonStringEnd, skipJsonSpace } from '@resourcery/core/storage';
 
 /**
  * Bytes parsed in one slice (a slice ends at the first comma of its array past it): small
@@ -22,7 +23,6 @@
 const SLICE_BYTES = 32 * 1024;
 
 const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 const COMMA = 0x2c;
 const COLON = 0x3a;
 const OPEN_ARRAY = 0x5b;
@@ -75,7 +75,7 @@ export class ObjectInSlices {
   private parse(bytes: Buffer, end: boolean): number {
     let at = 0;
     for (;;) {
-      const next = skipSpace(bytes, at);
+      const next = skipJsonSpace(bytes, at);
       if (next === bytes.length) {
         if (end && this.state !== 'done') throw new NotJson();
         return next;
@@ -97,7 +97,7 @@ export class ObjectInSlices {
           break;
         case 'name': {
           if (c !== QUOTE) throw new NotJson();
-          const nameEnd = stringEnd(bytes, next + 1);
+          const nameEnd = jsonStringEnd(bytes, next + 1);
           if (nameEnd < 0) return need(next, end);
           const name: unknown = JSON.parse(bytes.toString('utf8', next, nameEnd));
           if (typeof name !== 'string') throw new NotJson();
@@ -213,8 +213,8 @@ function commaBetweenObjects(bytes: Buffer, from: number, before: number): numbe
   while (at < before) {
     const close = bytes.indexOf(CLOSE_OBJECT, at);
     if (close < 0 || close >= before) return -1;
-    const comma = skipSpace(bytes, close + 1);
-    if (bytes[comma] === COMMA && bytes[skipSpace(bytes, comma + 1)] === OPEN_OBJECT) return comma;
+    const comma = skipJsonSpace(bytes, close + 1);
+    if (bytes[comma] === COMMA && bytes[skipJsonSpace(bytes, comma + 1)] === OPEN_OBJECT) return comma;
     at = close + 1;
   }
   return -1;
@@ -233,7 +233,7 @@ function scan(bytes: Buffer, from: number, past: number): { at: number; elements
   for (; at < n; at++) {
     const c = bytes[at];
     if (c === QUOTE) {
-      const close = stringEnd(bytes, at + 1);
+      const close = jsonStringEnd(bytes, at + 1);
       if (close < 0) return { at: n, elements };
       at = close - 1;
     } else if (c === OPEN_ARRAY || c === OPEN_OBJECT) depth++;
@@ -246,27 +246,4 @@ function scan(bytes: Buffer, from: number, past: number): { at: number; elements
     }
   }
   return { at, elements };
-}
-
-/** The index just past the quote that closes a string whose text starts at `from`; -1 when the bytes end first. */
-function stringEnd(bytes: Buffer, from: number): number {
-  let at = from;
-  for (;;) {
-    const quote = bytes.indexOf(QUOTE, at);
-    if (quote < 0) return -1;
-    let backslashes = 0;
-    for (let i = quote - 1; i >= from && bytes[i] === BACKSLASH; i--) backslashes++;
-    if (backslashes % 2 === 0) return quote + 1;
-    at = quote + 1;
-  }
-}
-
-/** The index of the first byte at or after `from` that is not JSON whitespace. */
-function skipSpace(bytes: Buffer, from: number): number {
-  let at = from;
-  for (; at < bytes.length; at++) {
-    const c = bytes[at];
-    if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) break;
-  }
-  return at;
 }

@@ -1,3 +1,4 @@
+import { jsonStringEnd, skipJsonSpace } from '../util/json-bytes.js';
 import { nextTurn } from '../util/turn.js';
 
 /**
@@ -22,7 +23,6 @@ const MIN_SLICE = 16;
 const DECODE_BYTES = 1024 * 1024;
 
 const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 const COMMA = 0x2c;
 const OPEN_ARRAY = 0x5b;
 const CLOSE_ARRAY = 0x5d;
@@ -76,8 +76,8 @@ interface Scan {
  */
 export async function parseInSlices(body: Uint8Array, sliceBytes = SLICE_BYTES): Promise<unknown> {
   const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-  const open = firstNonSpace(bytes, 0);
-  if (bytes[open] !== OPEN_ARRAY || bytes[firstNonSpace(bytes, open + 1)] === CLOSE_ARRAY) return JSON.parse(await decodeInSlices(bytes));
+  const open = skipJsonSpace(bytes, 0);
+  if (bytes[open] !== OPEN_ARRAY || bytes[skipJsonSpace(bytes, open + 1)] === CLOSE_ARRAY) return JSON.parse(await decodeInSlices(bytes));
   const decoder = fatalDecoder();
   const scan: Scan = { bytes, at: open + 1, depth: 0, elements: 0, closed: false, broken: false };
   const out: unknown[] = [];
@@ -100,7 +100,7 @@ export async function parseInSlices(body: Uint8Array, sliceBytes = SLICE_BYTES):
     if (!scan.closed) await nextTurn();
   }
   // After the array only whitespace, and the rest must be UTF-8 too.
-  if (firstNonSpace(bytes, scan.at) !== bytes.length) return parseWhole(bytes, open, previous);
+  if (skipJsonSpace(bytes, scan.at) !== bytes.length) return parseWhole(bytes, open, previous);
   return out;
 }
 
@@ -116,7 +116,8 @@ function scanSlice(scan: Scan, past: number): number {
   while (at < n) {
     const c = bytes[at];
     if (c === QUOTE) {
-      at = stringEnd(bytes, at + 1);
+      const close = jsonStringEnd(bytes, at + 1);
+      at = close < 0 ? n : close;
       continue;
     }
     if (c === OPEN_ARRAY || c === OPEN_OBJECT) depth++;
@@ -141,29 +142,6 @@ function scanSlice(scan: Scan, past: number): number {
   scan.elements = elements;
   scan.at = at + 1;
   return Math.min(at, n);
-}
-
-/** The index just past the quote that closes a string whose text starts at `from` (the body's length when none does). */
-function stringEnd(bytes: Buffer, from: number): number {
-  let at = from;
-  for (;;) {
-    const quote = bytes.indexOf(QUOTE, at);
-    if (quote < 0) return bytes.length;
-    let backslashes = 0;
-    for (let i = quote - 1; i >= from && bytes[i] === BACKSLASH; i--) backslashes++;
-    if (backslashes % 2 === 0) return quote + 1;
-    at = quote + 1;
-  }
-}
-
-/** The index of the first byte at or after `from` that is not JSON whitespace. */
-function firstNonSpace(bytes: Buffer, from: number): number {
-  let at = from;
-  for (; at < bytes.length; at++) {
-    const c = bytes[at];
-    if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) break;
-  }
-  return at;
 }
 
 /**

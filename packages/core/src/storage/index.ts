@@ -27,6 +27,7 @@ export { compileConditions, type Entity, type Predicate } from '../query/conditi
 export { Locator } from '../grammar/locator.js';
 export { parseLiteral, type Literal } from '../grammar/literal.js';
 export { compareValues } from '../query/order.js';
+export { jsonStringEnd, skipJsonSpace } from '../util/json-bytes.js';
 export {
   parseUri,
   META_KEYS,
