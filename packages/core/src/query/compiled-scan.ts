@@ -280,9 +280,9 @@ function generate(
   return make(compareStrings, compareKeys, insertSorted);
 }
 
-/** compareKeys(a, b) as an expression, numbers compared in place (most order keys are numbers). */
+/** compareKeys(a, b) as an expression, numbers compared in place (most order keys are numbers), two strings by compareStrings. */
 function compareExpr(a: string, b: string, descending: boolean): string {
-  const c = `(typeof ${a} === 'number' && typeof ${b} === 'number' && ${a} === ${a} && ${b} === ${b} ? (${a} < ${b} ? -1 : ${a} > ${b} ? 1 : 0) : cmpK(${a}, ${b}))`;
+  const c = `(typeof ${a} === 'number' && typeof ${b} === 'number' && ${a} === ${a} && ${b} === ${b} ? (${a} < ${b} ? -1 : ${a} > ${b} ? 1 : 0) : typeof ${a} === 'string' && typeof ${b} === 'string' ? cmpS(${a}, ${b}) : cmpK(${a}, ${b}))`;
   return descending ? `-${c}` : c;
 }
 
