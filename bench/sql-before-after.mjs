@@ -18,7 +18,7 @@
 import { existsSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { getLength, pg, startPostgres } from './lib/postgres.mjs';
+import { getLength, loadPeople, loadWide, PERSON_SCHEMA, pg, startPostgres } from './lib/postgres.mjs';
 import { arg, median } from './lib/stats.mjs';
 
 const ROWS = arg('rows', 1_000_000);
@@ -38,39 +38,18 @@ try {
   const table = 'person';
   await after.createSqlStorage({ client: pool, table }).ready();
   log(`loading ${ROWS} rows...`);
-  await pool.query(
-    `INSERT INTO ${table} (body) SELECT '{"Id":' || i || ',"Name":"' || (ARRAY['Ann','Bo','Cy','Dana','Eve'])[1 + i % 5] || ' ' || md5(i::text) ||
-    '","Age":' || (i % 100) || ',"City":"City ' || (i % 500) || '","Score":' || ((i::bigint * 7919) % 100000) || '}' FROM generate_series(1, $1::int) i`,
-    [ROWS],
-  );
+  await loadPeople(pool, table, ROWS);
   const WIDE = Math.max(1000, Math.floor(ROWS / 10));
   const SELECTED = Math.min(WIDE, 20000);
   await after.createSqlStorage({ client: pool, table: 'wide' }).ready();
-  const padding = Array.from(
-    { length: 48 },
-    (_, k) => `',"Property${k}":' || ${k % 2 ? `'"value ' || (i * ${k + 1}) % 997 || '"'` : `(i * ${k + 1}) % 10007`}`,
-  ).join(' || ');
-  await pool.query(
-    `INSERT INTO wide (body) SELECT '{"Id":' || i || ',"Name":"' || md5(i::text) || '"' || ${padding} || '}' FROM generate_series(1, $1::int) i`,
-    [WIDE],
-  );
-  const schema = {
-    type: 'object',
-    properties: {
-      Id: { type: 'integer' },
-      Name: { type: 'string' },
-      Age: { type: 'integer' },
-      City: { type: 'string' },
-      Score: { type: 'integer' },
-    },
-  };
+  await loadWide(pool, 'wide', WIDE);
   const serviceOf = async (build) => {
     const own = new pg.Pool({ ...config, max: 4 });
     own.on('error', () => {});
     const storage = build.createSqlStorage({ client: own, table });
     const wide = build.createSqlStorage({ client: own, table: 'wide' });
     const service = createService();
-    service.addResource({ name: 'Person', storage, schema, indexes: ['Id', ['Age', 'Score'], 'City'] });
+    service.addResource({ name: 'Person', storage, schema: PERSON_SCHEMA, indexes: ['Id', ['Age', 'Score'], 'City'] });
     service.addResource({ name: 'Wide', storage: wide });
     await storage.ready();
     await wide.ready();

@@ -11,7 +11,7 @@
 // prints the load average (1 min) when it was measured.
 
 import { loadavg } from 'node:os';
-import { getLength, pg, startPostgres } from './lib/postgres.mjs';
+import { getLength, loadPeople, loadWide, PERSON_SCHEMA, pg, startPostgres } from './lib/postgres.mjs';
 import { arg } from './lib/stats.mjs';
 
 const ROWS = arg('rows', 1_000_000);
@@ -122,11 +122,7 @@ try {
   log(`loading ${ROWS} rows...`);
   const t0 = Date.now();
   // Rows as the storage writes them (body = JSON.stringify's text), made in SQL.
-  await pool.query(
-    `INSERT INTO ${table} (body) SELECT '{"Id":' || i || ',"Name":"' || (ARRAY['Ann','Bo','Cy','Dana','Eve'])[1 + i % 5] || ' ' || md5(i::text) ||
-    '","Age":' || (i % 100) || ',"City":"City ' || (i % 500) || '","Score":' || ((i::bigint * 7919) % 100000) || '}' FROM generate_series(1, $1::int) i`,
-    [ROWS],
-  );
+  await loadPeople(pool, table, ROWS);
   // The resource declares its indexes; the storage builds them (typed by the schema) and
   // the hand-written queries below use the very same ones.
   const storage = createSqlStorage({ client: pool, table });
@@ -134,16 +130,7 @@ try {
   service.addResource({
     name: 'Person',
     storage,
-    schema: {
-      type: 'object',
-      properties: {
-        Id: { type: 'integer' },
-        Name: { type: 'string' },
-        Age: { type: 'integer' },
-        City: { type: 'string' },
-        Score: { type: 'integer' },
-      },
-    },
+    schema: PERSON_SCHEMA,
     indexes: ['Id', ['Age', 'Score'], 'City'],
   });
   await storage.ready();
@@ -151,14 +138,7 @@ try {
   const WIDE = Math.max(1000, Math.floor(ROWS / 10));
   const wide = createSqlStorage({ client: pool, table: 'wide' });
   await wide.ready();
-  const padding = Array.from(
-    { length: 48 },
-    (_, k) => `',"Property${k}":' || ${k % 2 ? `'"value ' || (i * ${k + 1}) % 997 || '"'` : `(i * ${k + 1}) % 10007`}`,
-  ).join(' || ');
-  await pool.query(
-    `INSERT INTO wide (body) SELECT '{"Id":' || i || ',"Name":"' || md5(i::text) || '"' || ${padding} || '}' FROM generate_series(1, $1::int) i`,
-    [WIDE],
-  );
+  await loadWide(pool, 'wide', WIDE);
   service.addResource({ name: 'Wide', storage: wide });
   // The same rows with a resource key and no declared index: `/Keyed/<key>` is served by the
   // key column's own unique index (docs/storage.md#keys). Loaded as the storage writes them

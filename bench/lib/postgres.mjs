@@ -36,3 +36,36 @@ export async function getLength(service, uri) {
   if (res.status >= 400) throw new Error(`${uri}: ${res.status} ${text.slice(0, 200)}`);
   return text.length;
 }
+
+/** The Person entities of the SQL benches: Id, Name, Age (100 values), City (500), Score; the JSON schema to declare with them. */
+export const PERSON_SCHEMA = {
+  type: 'object',
+  properties: {
+    Id: { type: 'integer' },
+    Name: { type: 'string' },
+    Age: { type: 'integer' },
+    City: { type: 'string' },
+    Score: { type: 'integer' },
+  },
+};
+
+/** Loads `rows` Person entities into the storage table `table` (made by its storage's ready()). */
+export async function loadPeople(pool, table, rows) {
+  await pool.query(
+    `INSERT INTO ${table} (body) SELECT '{"Id":' || i || ',"Name":"' || (ARRAY['Ann','Bo','Cy','Dana','Eve'])[1 + i % 5] || ' ' || md5(i::text) ||
+    '","Age":' || (i % 100) || ',"City":"City ' || (i % 500) || '","Score":' || ((i::bigint * 7919) % 100000) || '}' FROM generate_series(1, $1::int) i`,
+    [rows],
+  );
+}
+
+/** Loads `rows` wide entities (Id, Name and 48 more properties, ~700 bytes) into the storage table `table`. */
+export async function loadWide(pool, table, rows) {
+  const padding = Array.from(
+    { length: 48 },
+    (_, k) => `',"Property${k}":' || ${k % 2 ? `'"value ' || (i * ${k + 1}) % 997 || '"'` : `(i * ${k + 1}) % 10007`}`,
+  ).join(' || ');
+  await pool.query(
+    `INSERT INTO ${table} (body) SELECT '{"Id":' || i || ',"Name":"' || md5(i::text) || '"' || ${padding} || '}' FROM generate_series(1, $1::int) i`,
+    [rows],
+  );
+}
