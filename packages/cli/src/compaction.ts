@@ -5,13 +5,23 @@ import { fileStamp, type FileStamp } from './data-file.js';
 import { syncDir, type JournalFile } from './journal.js';
 import { writeDataFile } from './serialize.js';
 
-/** When the journal is written into the data file (besides at stop). */
+/** When the journal is written into the data file (besides at stop): docs/cli-durability.md#compaction-the-journal-written-into-the-file. */
 export interface CompactionPolicy {
   /** Once the journal holds this many bytes, or a quarter of the data file's size when that is more. */
   bytes: number;
-  /** Once no write came for this long; by default 20 ms, plus 20 ms per MB of data file (at most 1 s). */
+  /**
+   * Once no write came for this long after a quiet period; by default 20 ms, plus 20 ms per
+   * MB of data file (at most 1 s). Doubled (up to 1 s, or this when longer) each time writes
+   * resume soon after a compaction it started (within 4 times the wait, at most 1 s): a
+   * stream of writes with gaps is not compacted between its groups.
+   */
   idleMs?: number;
-  /** At least this often while writes keep coming. */
+  /**
+   * At least this often while writes keep coming: the oldest write not in the file is
+   * compacted once it is this old; by default 1 ms per KiB of data file, at least 1 s.
+   */
+  lagMs?: number;
+  /** At most this long, whatever the lag (at least once a minute by default). */
   maxAgeMs: number;
 }
 
@@ -40,7 +50,12 @@ export interface CompactionHost {
   editedOutside(): Promise<FileStamp | null>;
   /** The file now holds every write up to `seq`. */
   compacted?(seq: number): void;
+  /** Whether a group of writes is taking writes or being appended: no compaction starts for lack of writes then. */
+  writing?(): boolean;
 }
+
+/** setTimeout's longest wait. */
+const LONGEST_TIMER = 2 ** 31 - 1;
 
 /**
  * Writes the journaled writes into the data file (temp file + fsync + rename) and drops
@@ -53,6 +68,12 @@ export class Compaction {
   /** When the oldest write not yet in the file was journaled. */
   private oldestJournaled: number | null = null;
   private stopped = false;
+  /** The idle wait is the policy's times this: doubled while writes resume right after idle compactions. */
+  private backoff = 1;
+  /** When the last compaction started for lack of writes, until the next write is journaled. */
+  private idleStartedAt: number | null = null;
+  /** Times the data file was written (background, on demand, at stop, a merge). */
+  private written = 0;
 
   constructor(
     private readonly store: CompactionHost,
@@ -61,7 +82,16 @@ export class Compaction {
 
   /** A group of writes was journaled (or a leftover journal adopted): the file lacks writes from now on. */
   journaled(): void {
-    this.oldestJournaled ??= Date.now();
+    const now = Date.now();
+    this.oldestJournaled ??= now;
+    if (this.idleStartedAt !== null) {
+      // Writes came back soon after a compaction started for lack of them (within 4 times the
+      // wait, at most its cap): a stream with gaps (a loaded machine), so wait twice as long
+      // before the next; after a longer quiet, as soon as before.
+      const wait = this.idleWait();
+      this.backoff = now - this.idleStartedAt <= Math.min(4 * wait, this.longestIdle()) ? Math.min(this.backoff * 2, 1 << 20) : 1;
+      this.idleStartedAt = null;
+    }
   }
 
   /**
@@ -103,22 +133,26 @@ export class Compaction {
     await syncDir(dirname(store.file));
     disk.known = stamp;
     disk.fileHash = hash;
+    this.written++;
     return true;
   }
 
-  /** Compacts in the background now if the journal is due, else once writes pause. */
+  /**
+   * Compacts in the background now if the journal is due (its size, or the age of the oldest
+   * write the file lacks), else once writes pause, and at the latest when that write is due.
+   */
   schedule(): void {
     const journal = this.store.disk.journal;
     if (this.stopped || journal === null || journal.writes === 0) return;
     clearTimeout(this.timer);
-    const size = this.store.disk.known?.size ?? 0;
+    const size = this.size();
     const threshold = Math.max(this.policy.bytes, size / 4);
-    const due = journal.size >= threshold || Date.now() - (this.oldestJournaled ?? Date.now()) >= this.policy.maxAgeMs;
-    if (due && this.running === null) this.inBackground();
+    const age = Date.now() - (this.oldestJournaled ?? Date.now());
+    const due = journal.size >= threshold || age >= this.lag();
+    if (due && this.running === null) this.inBackground(false);
     else {
-      // Soon for a small file (users look at it), later for a large one (a compaction costs its size).
-      const idle = this.policy.idleMs ?? Math.min(1000, 20 + size / 50_000);
-      this.timer = setTimeout(() => this.inBackground(), idle);
+      const wait = Math.min(this.idleWait(), Math.max(0, this.lag() - age));
+      this.timer = setTimeout(() => this.whenQuiet(), Math.min(LONGEST_TIMER, wait));
       this.timer.unref();
     }
   }
@@ -129,8 +163,52 @@ export class Compaction {
     clearTimeout(this.timer);
   }
 
-  private inBackground(): void {
+  /** How many times the data file was written so far (the tests count them). */
+  get compactions(): number {
+    return this.written;
+  }
+
+  private size(): number {
+    return this.store.disk.known?.size ?? 0;
+  }
+
+  /** How long the file may lag the oldest write it lacks while writes keep coming. */
+  private lag(): number {
+    return Math.min(this.policy.maxAgeMs, this.policy.lagMs ?? Math.max(1000, this.size() / 1024));
+  }
+
+  /** How long without a write before compacting: soon for a small file (users look at it), later for a large one (a compaction costs its size), longer while writes resume right after. */
+  private idleWait(): number {
+    return Math.min(this.baseIdle() * this.backoff, this.longestIdle());
+  }
+
+  /** The idle wait after a quiet period. */
+  private baseIdle(): number {
+    return this.policy.idleMs ?? Math.min(1000, 20 + this.size() / 50_000);
+  }
+
+  /** How long the idle wait grows to: 1 s, or the policy's when longer. */
+  private longestIdle(): number {
+    return Math.max(this.baseIdle(), 1000);
+  }
+
+  /** The idle timer: compacts unless a group of writes is open or being appended (its append schedules again). */
+  private whenQuiet(): void {
+    const journal = this.store.disk.journal;
+    const due = journal !== null && Date.now() - (this.oldestJournaled ?? Date.now()) >= this.lag();
+    if (!due && this.store.writing?.()) {
+      // Not quiet: a group is taking writes or waiting for its fsync. Its append calls
+      // schedule again; this timer only covers an append that fails.
+      this.timer = setTimeout(() => this.whenQuiet(), Math.min(LONGEST_TIMER, this.idleWait()));
+      this.timer.unref();
+      return;
+    }
+    this.inBackground(!due);
+  }
+
+  private inBackground(idle: boolean): void {
     if (this.stopped || this.running !== null) return;
+    if (idle) this.idleStartedAt = Date.now();
     this.run().catch((e) => {
       // The journal keeps every write; the next compaction tries again.
       console.error(`resourcery: writing the journal into ${this.store.file} failed; it is kept:`, e);
@@ -179,6 +257,7 @@ export class Compaction {
       await syncDir(dirname(store.file));
       disk.known = stamp;
       disk.fileHash = hash;
+      this.written++;
       store.compacted?.(cut.seq);
       if (journal.writes === cut.writes) {
         disk.journal = null;

@@ -44,6 +44,8 @@ export class FileStore {
   /** The group taking writes (not yet saving), and the last task queued (group or compaction step). */
   private open: Group | null = null;
   private last: Promise<void> = Promise.resolve();
+  /** Groups started and not settled yet (taking writes, waiting their turn, or appending). */
+  private appending = 0;
   /** The data file and journal as last loaded or written, shared with compaction. */
   private readonly disk: OnDisk = { known: null, fileHash: '', journal: null, seq: 0 };
   private readonly compaction: Compaction;
@@ -68,6 +70,7 @@ export class FileStore {
       snapshot: () => this.snapshot(),
       editedOutside: () => this.editedOutside(),
       compacted: (seq: number) => this.history?.compacted(seq),
+      writing: () => this.open !== null || this.appending > 0,
     };
     this.compaction = new Compaction(host, policy);
   }
@@ -154,6 +157,11 @@ export class FileStore {
    */
   compact(): Promise<void> {
     return this.compaction.run();
+  }
+
+  /** How many times the data file was written since the start (compactions and merges; docs/cli-durability.md). */
+  get compactions(): number {
+    return this.compaction.compactions;
   }
 
   /** Stops: waits for pending writes, writes the journal into the file and removes it. */
@@ -272,10 +280,12 @@ export class FileStore {
       rejectDone = reject;
     });
     done.catch(() => undefined);
-    void done.then(
-      () => this.keys.groupDone(),
-      () => this.keys.groupDone(),
-    );
+    this.appending++;
+    const settled = () => {
+      this.appending--;
+      this.keys.groupDone();
+    };
+    void done.then(settled, settled);
     const group: Group = { ready: previous.catch(() => undefined), pending: new Map(), changes: [], applying: Promise.resolve(), done };
     this.last = done;
     group.ready
