@@ -3,8 +3,10 @@
 // than one client process's. Serves a file of N entities with the built CLI, POSTs for a
 // few seconds, prints writes/s, writes per server CPU-second and the server's share of a core.
 //   pnpm build && node bench/cli-writes-light.mjs [--size=1000000] [--key=id|generated] [--seconds=4]
-//     [--writers=8] [--processes=1] [--cli=path/to/cli.js]
-// --writers is per process.
+//     [--writers=8] [--processes=1] [--cli=path/to/cli.js] [--strace]
+// --writers is per process. --strace attaches `strace -f -c` to the server for the writes and
+// prints its counts of fdatasync (journal appends), fsync and rename (compactions: the data
+// file's, and the journal's when writes came during one); strace makes the server slower.
 import { fork, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -69,6 +71,11 @@ if (process.argv[2] === 'client') {
       return (Number(fields[11]) + Number(fields[12])) / 100;
     };
     const load = os.loadavg()[0];
+    const traced = process.argv.includes('--strace') ? path.join(dir, 'strace.txt') : null;
+    const strace = traced
+      ? spawn('strace', ['-f', '-c', '-o', traced, '-e', 'trace=fdatasync,fsync,rename', '-p', String(server.pid)], { stdio: 'ignore' })
+      : null;
+    if (strace) await new Promise((resolve) => setTimeout(resolve, 500));
     const cpu0 = cpu();
     const t0 = performance.now();
     const counts = await Promise.all(
@@ -85,10 +92,22 @@ if (process.argv[2] === 'client') {
     const elapsed = (performance.now() - t0) / 1000;
     const serverCpu = cpu() - cpu0;
     const writes = counts.reduce((a, b) => a + b, 0);
+    let calls = '';
+    if (strace) {
+      strace.kill('SIGINT');
+      await new Promise((resolve) => strace.once('exit', resolve));
+      const counted = {};
+      for (const line of readFileSync(traced, 'utf8').split('\n')) {
+        // % time, seconds, usecs/call, calls, [errors], syscall
+        const fields = line.trim().split(/\s+/);
+        if (/^(fdatasync|fsync|rename)$/.test(fields.at(-1))) counted[fields.at(-1)] = Number(fields[3]);
+      }
+      calls = `; strace: ${['fdatasync', 'fsync', 'rename'].map((c) => `${counted[c] ?? 0} ${c}`).join(', ')}`;
+    }
     console.log(
       `${size.toLocaleString('en')} entities, ${mode === 'id' ? 'keyed' : 'generated keys'}, ${processes} x ${writers} writers, ${seconds} s: ` +
         `${(writes / elapsed).toFixed(1)} writes/s, ${(writes / serverCpu).toFixed(0)} per server CPU-s, server ${(serverCpu / elapsed).toFixed(2)} of a core; ` +
-        `load average ${load.toFixed(2)} -> ${os.loadavg()[0].toFixed(2)}`,
+        `load average ${load.toFixed(2)} -> ${os.loadavg()[0].toFixed(2)}${calls}`,
     );
   } finally {
     server.kill('SIGKILL');
