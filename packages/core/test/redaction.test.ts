@@ -41,7 +41,7 @@ describe('with API keys', () => {
     for (const secret of ['hunter2', 'pk-1', 'rt-1', '12345']) expect(record.Body).not.toContain(secret);
     expect(record.Body).toContain('"password":"*****","nested":{"private_key":"*****","list":[{"refreshToken":"*****"}');
     expect(record.Body).toContain('"clientSecret":null,"sessionId":"","apiKey":"*****","Id2":"visible"');
-    expect(record.Body.endsWith(`... (${text.length} characters)`)).toBe(true);
+    expect(record.Body.endsWith(`... (${Buffer.byteLength(text)} bytes)`)).toBe(true);
   });
 
   test('sessionId, private_key, refreshToken, clientSecret, password at any depth of a JSON body are *****', async () => {

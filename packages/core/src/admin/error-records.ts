@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Redaction } from '../model/redaction.js';
+import type { RecordBody, Redaction } from '../model/redaction.js';
 import { ServiceError } from '../errors.js';
 import type { Resource } from '../model/resources.js';
 import type { Entity } from '../query/conditions.js';
@@ -36,7 +36,7 @@ export interface FailedRequest {
   readonly clientHeaders: Readonly<Record<string, string>>;
   /** Who made it (undefined before authentication). */
   readonly principal: unknown;
-  bodyTextForRecord(): Promise<string>;
+  bodyForRecord(): Promise<RecordBody>;
 }
 
 /** Bounds of the Error record store (docs/limits.md). */
@@ -106,7 +106,7 @@ export class ErrorRecords {
       Message: error.message,
       Uri: this.redaction.uri(ctx.basePath + ctx.uri),
       Headers: this.redaction.headers(ctx.clientHeaders),
-      Body: this.redaction.body(await ctx.bodyTextForRecord(), ctx.clientHeaders['content-type']),
+      Body: this.redaction.body(await ctx.bodyForRecord(), ctx.clientHeaders['content-type']),
       Principal: this.nameOf(ctx.principal),
     };
     await this.storage.write({ insert: [entity] });

@@ -1,8 +1,10 @@
 import { isUtf8 } from 'node:buffer';
 import { ServiceError } from '../errors.js';
 import { normalizeBasePath } from '../http/base-path.js';
+import { nextTurn } from '../util/turn.js';
 import { TYPED_URI_HEADER, typedUri } from '../http/typed-uri.js';
 import { Origin } from '../outgoing/origin.js';
+import { RECORD_PREFIX_BYTES, RECORD_WHOLE_BODY_BYTES, type RecordBody } from '../model/redaction.js';
 import type { Resource } from '../model/resources.js';
 import type { RequestTrace } from '../http/observer.js';
 import type { HeaderValue, PlainRequest } from '../http/types.js';
@@ -124,23 +126,29 @@ export class RequestContext {
     return this.bodyBytes;
   }
 
-  /** The client's whole body as text for error records (binary bodies described); never throws. */
-  async bodyTextForRecord(): Promise<string> {
+  /**
+   * The client's body as text for error records (binary bodies described); never throws.
+   * Past RECORD_WHOLE_BODY_BYTES only its first RECORD_PREFIX_BYTES are decoded, with the size:
+   * the record keeps 16 KiB of it.
+   */
+  async bodyForRecord(): Promise<RecordBody> {
     try {
       // A body the request never read (a GET's) and that is past maxBodyBytes is not read to
       // record it: reading stops past the limit and breaks the connection, and a second
       // request on it was lost (issue 24). Node reads it off the connection after the answer.
       const declared = Number(this.clientHeaders['content-length']);
       if (this.bodyBytes === undefined && this.replacedBody === undefined && declared > this.maxBodyBytes)
-        return `<${declared} bytes, more than the limit of ${this.maxBodyBytes}: not read>`;
+        return { text: `<${declared} bytes, more than the limit of ${this.maxBodyBytes}: not read>` };
       const bytes = this.bodyBytes !== undefined ? this.bodyBytes : await this.body(true);
-      if (!bytes || bytes.length === 0) return '';
+      if (!bytes || bytes.length === 0) return { text: '' };
       // A spreadsheet or other binary upload is described, not dumped as mojibake.
       if (!isUtf8(bytes) || bytes.subarray(0, 512).includes(0))
-        return `<${bytes.length} bytes of binary data (${this.clientHeaders['content-type'] ?? 'no Content-Type'})>`;
-      return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('utf8');
+        return { text: `<${bytes.length} bytes of binary data (${this.clientHeaders['content-type'] ?? 'no Content-Type'})>` };
+      const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+      if (bytes.length <= RECORD_WHOLE_BODY_BYTES) return { text: buffer.toString('utf8') };
+      return { text: buffer.toString('utf8', 0, RECORD_PREFIX_BYTES), bytes: bytes.length };
     } catch {
-      return '';
+      return { text: '' };
     }
   }
 }
@@ -170,7 +178,28 @@ async function readAll(body: PlainRequest['body'], max: number, drain = false): 
     // The client went away mid-body (or the stream broke): a client-side failure, not a 500.
     throw new ServiceError('NoDataSource', `The request body ended early: ${(e as Error).message}`);
   }
-  return size === 0 ? null : Buffer.concat(chunks, size);
+  if (size === 0) return null;
+  return size <= JOIN_BYTES ? Buffer.concat(chunks, size) : joinInSlices(chunks, size);
+}
+
+/** Bodies of more bytes are joined JOIN_BYTES at a time, a turn between (docs/limits.md#large-work). */
+const JOIN_BYTES = 1024 * 1024;
+
+/** The chunks in one buffer: a copy of megabytes (and the page faults of new memory) spread over turns. */
+async function joinInSlices(chunks: readonly Buffer[], size: number): Promise<Buffer> {
+  const whole = Buffer.allocUnsafe(size);
+  let at = 0;
+  let sinceTurn = 0;
+  for (const chunk of chunks) {
+    if (sinceTurn >= JOIN_BYTES) {
+      await nextTurn();
+      sinceTurn = 0;
+    }
+    whole.set(chunk, at);
+    at += chunk.length;
+    sinceTurn += chunk.length;
+  }
+  return whole;
 }
 
 function checkSize(bytes: Uint8Array, max: number): Uint8Array | null {

@@ -44,6 +44,8 @@ export class EqualityIndex {
   private readonly byProperty = new Map<string, Buckets>();
   /** Locator text -> the largest number there (how the core finds the next key to generate). */
   private readonly largest = new Map<string, Largest>();
+  /** Builds begun in slices (`building`): property -> the buckets so far, and how many entities they hold. */
+  private readonly partial = new Map<string, { buckets: Buckets; at: number }>();
 
   /** `entities`: the resource's current entities, read when a property is first looked up. */
   constructor(private readonly entities: () => readonly Entity[]) {}
@@ -118,6 +120,7 @@ export class EqualityIndex {
 
   /** Follows a change just made visible. */
   apply(change: IndexedChange): void {
+    this.partial.clear();
     this.followLargest(change);
     if (this.byProperty.size === 0) return;
     if (change.replaced) {
@@ -148,11 +151,37 @@ export class EqualityIndex {
   private buckets(property: string): Buckets {
     let buckets = this.byProperty.get(property);
     if (buckets === undefined) {
-      buckets = new Map();
+      // A build begun in slices is finished here, now.
+      const begun = this.partial.get(property);
+      buckets = begun?.buckets ?? new Map();
+      const entities = this.entities();
+      for (let i = begun?.at ?? 0; i < entities.length; i++) this.addTo(property, buckets, entities[i]);
+      this.partial.delete(property);
       this.byProperty.set(property, buckets);
-      for (const e of this.entities()) this.addTo(property, buckets, e);
     }
     return buckets;
+  }
+
+  /**
+   * Builds a property's buckets `perSlice` entities at a time, yielding between slices
+   * (MemoryStorage's large writes, docs/limits.md#large-work). A lookup meanwhile finishes
+   * the build at once; a change meanwhile drops it (the next lookup builds it whole).
+   */
+  *building(property: string, perSlice: number): Generator<void, void, void> {
+    property = property.toLowerCase();
+    if (this.byProperty.has(property)) return;
+    let begun = this.partial.get(property);
+    if (begun === undefined) this.partial.set(property, (begun = { buckets: new Map(), at: 0 }));
+    const entities = this.entities();
+    while (begun.at < entities.length) {
+      const end = Math.min(entities.length, begun.at + perSlice);
+      for (; begun.at < end; begun.at++) this.addTo(property, begun.buckets, entities[begun.at]);
+      if (end === entities.length) break;
+      yield;
+      if (this.partial.get(property) !== begun) return;
+    }
+    this.partial.delete(property);
+    this.byProperty.set(property, begun.buckets);
   }
 
   private add(e: Entity): void {
@@ -160,7 +189,10 @@ export class EqualityIndex {
   }
 
   private addTo(property: string, buckets: Buckets, e: Entity): void {
-    for (const token of tokensAt(e, property)) {
+    for (const key in e) {
+      if (key.length !== property.length || key.toLowerCase() !== property) continue;
+      const token = tokenOf(e[key]);
+      if (token === undefined) continue;
       const bucket = buckets.get(token);
       if (bucket === undefined) buckets.set(token, e);
       else if (!Array.isArray(bucket)) {

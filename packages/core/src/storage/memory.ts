@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { ServiceError } from '../errors.js';
 import { evaluate, type CompiledQuery } from '../query/evaluate.js';
 import { NO_META } from '../query/meta-conditions.js';
+import { nextTurn } from '../util/turn.js';
 import { EqualityIndex } from './equality-index.js';
 import {
   keyIdentity,
@@ -32,6 +33,9 @@ const issue = () => String(++clock);
 const EPOCH = randomBytes(6).toString('base64url');
 const version = () => `${EPOCH}${++clock}`;
 
+/** Keys a write checks in one turn: a larger batch is checked in slices (docs/limits.md#large-work). */
+const KEYS_PER_SLICE = 8192;
+
 /** Below this many entities a lookup scans: an index would cost more memory than it saves time. */
 const INDEXED_FROM = 512;
 
@@ -49,6 +53,8 @@ export class MemoryStorage implements Storage {
   private key: readonly string[] | null = null;
   private readonly index: EqualityIndex | null;
   readonly ordersByKeys = true;
+  /** A write whose key check goes on in slices, and those queued behind it; null when none is. */
+  private writing: Promise<void> | null = null;
 
   /** `options.index: false`: no equality index (a caller that keeps its own, as the CLI's file store does). */
   constructor(initial: Entity[] = [], options: { index?: boolean } = {}) {
@@ -107,20 +113,39 @@ export class MemoryStorage implements Storage {
   /**
    * Finds each target by its stamp's row (by the object itself when it has no stamp); a
    * target that is gone or at another version fails the batch with Conflict, as does a
-   * key (of an insert, or changed by an update) that another entity has.
+   * key (of an insert, or changed by an update) that another entity has. Done in the
+   * caller's turn, unless its keys take more than one slice to check (docs/limits.md#large-work):
+   * then the check goes on in slices, later writes waiting for it, and the batch is applied
+   * in the turn its check ends.
    */
   write(batch: WriteBatch): Promise<void> {
+    if (this.writing !== null) return this.queue(() => finish(this.applying(batch)));
+    const steps = this.applying(batch);
     try {
-      this.apply(batch);
-      return DONE;
+      if (steps.next().done) return DONE;
     } catch (e) {
       // Refused (Conflict) as a rejection, as any storage refuses.
       return Promise.reject(e);
     }
+    return this.queue(() => finish(steps));
   }
 
-  /** Applies the batch in place (now, in this turn), or throws leaving the entities as they were. */
-  private apply(batch: WriteBatch): void {
+  /** Runs `run` after the writes queued before it; until it settles, later writes queue too. */
+  private queue(run: () => Promise<void>): Promise<void> {
+    const done = (this.writing ?? DONE).then(run);
+    const settled = done.then(noop, noop);
+    this.writing = settled;
+    void settled.then(() => {
+      if (this.writing === settled) this.writing = null;
+    });
+    return done;
+  }
+
+  /**
+   * Applies the batch in place, or throws leaving the entities as they were. Yields between
+   * slices of a long key check: the entities do not change meanwhile, as writes queue.
+   */
+  private *applying(batch: WriteBatch): Generator<void, void, void> {
     const updates = new Map<Entity | string, { target: Target; value: Entity }>();
     for (const u of batch.update ?? []) updates.set(u.target.stamp?.row ?? u.target.entity, u);
     const deletes = new Map<Entity | string, Target>();
@@ -128,7 +153,7 @@ export class MemoryStorage implements Storage {
     const inserts = batch.insert ?? [];
     if (updates.size === 0 && deletes.size === 0) {
       if (inserts.length === 0) return;
-      if (this.key !== null) this.checkKeys(this.entities, inserts, true);
+      if (this.key !== null) yield* this.checkKeys(this.entities, inserts, true);
       // One push per entity: spreading a caller-sized array into push() overflows the stack past ~100k.
       for (const e of inserts) this.entities.push(e);
       if (this.index !== null && !this.index.empty) this.index.apply({ inserted: inserts });
@@ -159,7 +184,7 @@ export class MemoryStorage implements Storage {
       if (this.key !== null && keyIdentity(update.value, this.key) !== keyIdentity(e, this.key)) changed.push(update.value);
     }
     if (found !== updates.size + deletes.size) throw stale();
-    if (this.key !== null) this.checkKeys(next, changed.concat(inserts), false);
+    if (this.key !== null) yield* this.checkKeys(next, changed.concat(inserts), false);
     for (const e of inserts) next.push(e);
     this.entities = next;
     if (this.index !== null && !this.index.empty) this.index.apply({ updated: replaced, deleted: removed, inserted: inserts });
@@ -168,20 +193,29 @@ export class MemoryStorage implements Storage {
   /**
    * Conflict when one of `written` (already in `stored` or not) shares its key with another
    * entity. `indexed`: `stored` is what the index describes, so a one-property key is
-   * looked up there instead of scanning every stored entity.
+   * looked up there instead of scanning every stored entity. Yields every KEYS_PER_SLICE
+   * entities looked at.
    */
-  private checkKeys(stored: readonly Entity[], written: readonly Entity[], indexed: boolean): void {
+  private *checkKeys(stored: readonly Entity[], written: readonly Entity[], indexed: boolean): Generator<void, void, void> {
     const key = this.key!;
     const wanted = new Map<unknown, Entity>();
+    let seen = 0;
     for (const e of written) {
+      if (++seen % KEYS_PER_SLICE === 0) yield;
       const id = keyIdentity(e, key);
       if (id === undefined) continue;
       if (wanted.has(id)) throw keyTaken(key, e);
       wanted.set(id, e);
     }
     if (wanted.size === 0) return;
-    if (indexed && key.length === 1 && stored.length >= INDEXED_FROM && this.checkIndexed(this.index, key[0], wanted)) return;
+    if (indexed && key.length === 1 && stored.length >= INDEXED_FROM && this.index !== null) {
+      // Built here at the first keyed write past INDEXED_FROM entities: a slice at a time.
+      yield* this.index.building(key[0], KEYS_PER_SLICE);
+      const looked = yield* this.checkIndexed(this.index, key[0], wanted);
+      if (looked) return;
+    }
     for (const e of stored) {
+      if (++seen % KEYS_PER_SLICE === 0) yield;
       const other = wanted.get(keyIdentity(e, key));
       if (other !== undefined && other !== e) throw keyTaken(key, e);
     }
@@ -191,10 +225,11 @@ export class MemoryStorage implements Storage {
    * `checkKeys` through the index: true when every wanted key was looked up (a Conflict is
    * thrown for a taken one), false when one is a value the index does not hold (scan).
    */
-  private checkIndexed(index: EqualityIndex | null, property: string, wanted: Map<unknown, Entity>): boolean {
-    if (index === null) return false;
+  private *checkIndexed(index: EqualityIndex, property: string, wanted: Map<unknown, Entity>): Generator<void, boolean, void> {
     const key = this.key!;
+    let seen = 0;
     for (const [id, e] of wanted) {
+      if (++seen % KEYS_PER_SLICE === 0) yield;
       const holders = index.holding(property, id);
       if (holders === undefined) return false;
       for (const h of holders) if (h !== e && keyIdentity(h, key) === id) throw keyTaken(key, h);
@@ -207,5 +242,15 @@ export class MemoryStorage implements Storage {
     return this.entities;
   }
 }
+
+/** The rest of a write begun in slices: one slice a turn (util/turn.ts). */
+async function finish(steps: Generator<void, void, void>): Promise<void> {
+  for (;;) {
+    await nextTurn();
+    if (steps.next().done) return;
+  }
+}
+
+const noop = () => undefined;
 
 const stale = () => new ServiceError('Conflict', 'The entities to change were changed by another request; nothing was written');
