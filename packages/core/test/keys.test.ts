@@ -161,3 +161,54 @@ describe('an operator typo is never taken for a key value', () => {
     expect((await call(service, 'GET', '/Person/%7E7')).status).toBe(204);
   });
 });
+
+describe('a POST refused with Conflict', () => {
+  /** A MemoryStorage that counts its writes; `raceOnce`: the first write finds its first insert's key taken by another instance. */
+  class Counting extends MemoryStorage {
+    writes = 0;
+    constructor(
+      initial: Array<Record<string, unknown>>,
+      private raceOnce = false,
+    ) {
+      super(initial);
+    }
+    override write(batch: Parameters<MemoryStorage['write']>[0]): Promise<void> {
+      this.writes++;
+      if (this.raceOnce && batch.insert?.length) {
+        this.raceOnce = false;
+        // Another instance stores the same key first.
+        void super.write({ insert: [{ ...batch.insert[0], Name: 'the other instance' }] });
+      }
+      return super.write(batch);
+    }
+  }
+
+  test('with keys the client sent, one of them taken: 409 at once, the body checked once, not three times', async () => {
+    const s = createService();
+    const storage = new Counting([{ Id: 1, Name: 'Ada' }]);
+    s.addResource({ name: 'Person', key: 'Id', storage });
+    const r = await call(s, 'POST', '/Person', {
+      body: [
+        { Id: 2, Name: 'b' },
+        { Id: 1, Name: 'again' },
+      ],
+    });
+    expect(r.status).toBe(409);
+    expect(storage.writes).toBe(1);
+    expect((await call(s, 'GET', '/Person', { headers: RAW })).json).toEqual([{ Id: 1, Name: 'Ada' }]);
+  });
+
+  test('with a key the service generated and another instance took meanwhile: run again with the next number', async () => {
+    const s = createService();
+    const storage = new Counting([{ Id: 1, Name: 'Ada' }], true);
+    s.addResource({ name: 'Person', key: 'Id', storage });
+    const r = await call(s, 'POST', '/Person', { body: { Name: 'Bea' }, headers: RAW });
+    expect(r.status).toBe(201);
+    expect(storage.writes).toBe(2);
+    expect((await call(s, 'GET', '/Person', { headers: RAW })).json).toEqual([
+      { Id: 1, Name: 'Ada' },
+      { Id: 2, Name: 'the other instance' },
+      { Id: 3, Name: 'Bea' },
+    ]);
+  });
+});

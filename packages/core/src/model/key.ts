@@ -61,11 +61,21 @@ function integerKey(schema: JsonSchema | undefined, name: string): boolean | und
   return types.includes('integer') || types.includes('number');
 }
 
+/** Whether an entity lacks a value (missing or null) at one of the key's properties. */
+export function lacksKey(e: Entity, key: readonly string[]): boolean {
+  return key.some((k) => {
+    const found = findKey(e, k);
+    return found === undefined || e[found] === null || e[found] === undefined;
+  });
+}
+
 /**
  * Fills a missing single key in each entity: the next whole number after the largest
  * stored (and earlier in the batch) when the key holds numbers, else a UUID. A storage
  * with nextKeys reserves the numbers (atomic across instances); otherwise call while the
  * resource's writes are serialized, so two POSTs of this process cannot take one number.
+ * An entity that lacks its key is replaced in `entities` by a copy holding it: the objects
+ * given are not changed, so a POST run again after a Conflict generates its keys again.
  */
 export async function fillKeys(
   key: readonly string[],
@@ -73,7 +83,7 @@ export async function fillKeys(
   storage: Storage,
   entities: Entity[],
 ): Promise<void> {
-  const missing = entities.filter((e) => key.some((k) => findKey(e, k) === undefined || e[findKey(e, k)!] === null));
+  const missing = entities.filter((e) => lacksKey(e, key));
   if (missing.length === 0) return;
   if (key.length > 1)
     throw new ServiceError(
@@ -109,7 +119,10 @@ export async function fillKeys(
     // Schemaless: numbers when the stored keys are numbers (or there are none yet), like json-server.
     numeric ??= !sawOther;
   }
-  for (const e of missing) e[findKey(e, name) ?? name] = numeric ? next++ : randomUUID();
+  for (let i = 0; i < entities.length; i++) {
+    const e = entities[i];
+    if (lacksKey(e, key)) entities[i] = { ...e, [findKey(e, name) ?? name]: numeric ? next++ : randomUUID() };
+  }
 }
 
 /**

@@ -2,7 +2,7 @@
 // operation each method runs; GET, HEAD and REPORT are in read.ts.
 import { ServiceError } from '../errors.js';
 import type { Eventually } from '../util/eventually.js';
-import { checkUnique, fillKeys, storedMatches } from '../model/key.js';
+import { checkUnique, fillKeys, lacksKey, storedMatches } from '../model/key.js';
 import { cascadeOf } from './cascade.js';
 import type { Operation, OperationContext, Written } from './context.js';
 import type { Entity } from '../query/conditions.js';
@@ -13,7 +13,7 @@ import { collect } from './plan.js';
 import type { Resource } from '../model/resources.js';
 import type { Result } from './results.js';
 import { checkRow } from '../model/rules.js';
-import { keyValues, SELECT_ALL, targetOf } from '../storage/storage.js';
+import { isKeyTaken, keyValues, SELECT_ALL, targetOf } from '../storage/storage.js';
 import { checkNoneMatch, checkVersions, entityVersion } from '../storage/version.js';
 import { storageSelect } from '../storage/clock.js';
 import { nextTurn } from '../util/turn.js';
@@ -42,7 +42,8 @@ async function prepare(op: OperationContext, entity: Entity, existing?: Entity, 
 async function newEntities(op: OperationContext, entities: Entity[]): Promise<Entity[]> {
   const { resource } = op;
   // Keys are filled and checked inside the resource's exclusive section (see OPERATIONS), so two inserts cannot take one key.
-  if (resource.key) await fillKeys(resource.key, resource.schema, resource.storage, entities);
+  // On a copy of the list: the request's own entities keep no generated key for a run after a Conflict.
+  if (resource.key) await fillKeys(resource.key, resource.schema, resource.storage, (entities = entities.slice()));
   const stored: Entity[] = [];
   for (let i = 0; i < entities.length; i++) {
     // Awaiting a hook is a microtask, not a turn: a large write gives other requests theirs now and then.
@@ -297,17 +298,40 @@ async function safepost(op: OperationContext, entities: Entity[]): Promise<Resul
   return { kind: 'change', data: written.map((w) => resource.output(w())), inserted: inserts.length, updated: updated.length };
 }
 
-/** A write that lost a race (its targets changed after it selected them) runs again from the start. */
-function retryOnConflict(operation: Operation, attempts = 3): Operation {
+/**
+ * A write that lost a race (its targets changed after it selected them, or a key it
+ * generated was taken meanwhile) runs again from the start, unless `again` says that
+ * running it again cannot end otherwise.
+ */
+function retryOnConflict(
+  operation: Operation,
+  again: (op: OperationContext, error: ServiceError) => Eventually<boolean> = () => true,
+  attempts = 3,
+): Operation {
   return async (op) => {
     for (let attempt = 1; ; attempt++) {
       try {
         return await operation(op);
       } catch (e) {
-        if (attempt >= attempts || !ServiceError.is(e) || e.code !== 'Conflict') throw e;
+        if (attempt >= attempts || !ServiceError.is(e) || e.code !== 'Conflict' || !(await again(op, e))) throw e;
       }
     }
   };
+}
+
+/**
+ * Whether a POST refused with Conflict may succeed if run again: a write that lost a race
+ * may, as may a safepost (it reads its targets again) and a key the service or a hook
+ * makes (it may be free the next time). A key the client sent that another entity holds
+ * would be refused again: 409 at once (a body of 100,000 entities is not prepared and
+ * checked three times).
+ */
+async function postMayRetry(op: OperationContext, error: ServiceError): Promise<boolean> {
+  const { resource } = op;
+  const { beforeInsert, beforeWrite } = resource.hooks;
+  if (!isKeyTaken(error) || op.query.meta.safepost || resource.key === null || beforeInsert || beforeWrite) return true;
+  const key = resource.key;
+  return (await op.input()).some((e) => lacksKey(e, key));
 }
 
 /**
@@ -326,7 +350,7 @@ export const OPERATIONS: Record<string, (op: OperationContext) => Eventually<Res
   GET: get,
   HEAD: get,
   REPORT: report,
-  POST: retryOnConflict(post),
+  POST: retryOnConflict(post, postMayRetry),
   // The body is read before waiting for the resource, so a slow upload holds no one up.
   PUT: retryOnConflict(async (op) => {
     await op.input();

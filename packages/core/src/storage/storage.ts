@@ -220,12 +220,22 @@ export function keyIdentity(entity: Entity, key: readonly string[]): unknown {
   return values.length === 1 && typeof v !== 'object' ? v : `\0${JSON.stringify(values)}`;
 }
 
+/** Errors made by keyTaken. */
+const TAKEN = new WeakSet<ServiceError>();
+
 /** The 409 for a write whose key `entity` already holds. */
 export function keyTaken(key: readonly string[], entity: Entity): ServiceError {
   const shown = keyValues(entity, key)
     .map((v, i) => `${key[i]}=${JSON.stringify(v)}`)
     .join('&');
-  return new ServiceError('Conflict', `Another entity already has the key ${shown}; nothing was written`);
+  const error = new ServiceError('Conflict', `Another entity already has the key ${shown}; nothing was written`);
+  TAKEN.add(error);
+  return error;
+}
+
+/** Whether a Conflict says a key is taken (made by keyTaken), rather than that the write lost a race. */
+export function isKeyTaken(error: unknown): boolean {
+  return error instanceof ServiceError && TAKEN.has(error);
 }
 
 /** Every entity: the query a storage gets for "no conditions". */
