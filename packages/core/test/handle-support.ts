@@ -64,3 +64,20 @@ export const PEOPLE = [
   { Id: 3, Name: 'Grace', Age: 45, City: 'Arlington' },
   { Id: 4, Name: 'Tim', Age: 9, City: 'London' },
 ];
+
+/** How many turns of the event loop (setImmediate callbacks of a ticker) pass while `work` runs. */
+export async function turnsDuring(work: () => Promise<unknown>): Promise<number> {
+  let ticks = 0;
+  let running = true;
+  const tick = () => {
+    ticks++;
+    if (running) setImmediate(tick);
+  };
+  setImmediate(tick);
+  try {
+    await work();
+    return ticks;
+  } finally {
+    running = false;
+  }
+}

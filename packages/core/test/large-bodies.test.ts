@@ -1,5 +1,5 @@
 import { MemoryStorage, Service, type Entity } from '@resourcery/core';
-import { call, RAW } from './handle-support';
+import { call, RAW, turnsDuring } from './handle-support';
 import { EXCEL, storedZip, workbookOf } from './content-types-support';
 
 /**
@@ -19,23 +19,6 @@ function service(options: ConstructorParameters<typeof Service>[0] = {}): Servic
 
 const people = (n: number): Entity[] =>
   Array.from({ length: n }, (_, i) => ({ Id: i + 1, Name: `person "${i}" [é]`, Tags: ['a', { b: i }], City: ['Oslo', 'Lima'][i % 2] }));
-
-/** How many turns of the event loop (setImmediate callbacks of a ticker) pass while `work` runs. */
-async function turnsDuring(work: () => Promise<unknown>): Promise<number> {
-  let ticks = 0;
-  let running = true;
-  const tick = () => {
-    ticks++;
-    if (running) setImmediate(tick);
-  };
-  setImmediate(tick);
-  try {
-    await work();
-    return ticks;
-  } finally {
-    running = false;
-  }
-}
 
 /**
  * Sends `large` (its answer's head is enough), then after one turn a cheap GET; returns

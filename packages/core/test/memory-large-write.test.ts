@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { MemoryStorage, Service, ServiceError, type Entity } from '@resourcery/core';
 import { compileConditions, parseUri, SELECT_ALL, type SelectQuery } from '@resourcery/core/storage';
-import { call, RAW } from './handle-support';
+import { call, RAW, turnsDuring } from './handle-support';
 
 /**
  * A write of many keyed entities checks their keys in slices, other requests getting turns
@@ -16,23 +16,6 @@ function keyed(initial: Entity[] = []): MemoryStorage {
   const storage = new MemoryStorage(initial);
   storage.declareKey(['Id']);
   return storage;
-}
-
-/** How many turns of the event loop (setImmediate callbacks of a ticker) pass while `work` runs. */
-async function turnsDuring(work: Promise<unknown>): Promise<number> {
-  let ticks = 0;
-  let running = true;
-  const tick = () => {
-    ticks++;
-    if (running) setImmediate(tick);
-  };
-  setImmediate(tick);
-  try {
-    await work;
-    return ticks;
-  } finally {
-    running = false;
-  }
 }
 
 const count = (storage: MemoryStorage) => storage.all().length;
@@ -54,7 +37,7 @@ async function refusal(write: Promise<void>): Promise<string> {
 describe('MemoryStorage: a large keyed write', () => {
   test('50,000 inserts into 20,000 entities give the event loop turns, then are all stored', async () => {
     const storage = keyed(rows(1, 20_000));
-    const turns = await turnsDuring(storage.write({ insert: rows(20_001, 50_000) }));
+    const turns = await turnsDuring(() => storage.write({ insert: rows(20_001, 50_000) }));
     expect(turns).toBeGreaterThanOrEqual(5);
     expect(count(storage)).toBe(70_000);
     expect(storage.all()[69_999]).toEqual({ Id: 70_000, Name: 'n70000' });
@@ -131,7 +114,7 @@ describe('MemoryStorage: a large keyed write', () => {
 
   test('the index built in slices gives turns of the event loop', async () => {
     const storage = keyed(rows(1, 60_000));
-    expect(await turnsDuring(storage.write({ insert: [{ Id: 0, Name: 'zero' }] }))).toBeGreaterThanOrEqual(3);
+    expect(await turnsDuring(() => storage.write({ insert: [{ Id: 0, Name: 'zero' }] }))).toBeGreaterThanOrEqual(3);
     expect(count(storage)).toBe(60_001);
   });
 
