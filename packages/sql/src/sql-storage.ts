@@ -18,6 +18,7 @@ import { distinctKeys, searchSql } from './search-distinct.js';
 import { projectedBody, Spellings } from './projection.js';
 import { after, inBatches, NO_VALUE, orderKey, STREAM_BATCH, type Row } from './stream.js';
 import { refusal } from './refusal.js';
+import { RowKeys, type RowKey } from './stamps.js';
 import { quoteTableName } from './table-name.js';
 import { Params, translateConditions, translateOrders, type ConditionsSql } from './translate.js';
 
@@ -49,12 +50,6 @@ export interface SqlStorageOptions {
 }
 
 const DEFAULT_MAX_ROWS = 100_000;
-
-/** Where an entity handed out lives, and which version of the row it showed. */
-interface RowKey {
-  id: string;
-  version: string;
-}
 
 /**
  * The rows the conditions keep, as `r` (the table itself, where its indexes answer the
@@ -104,7 +99,8 @@ export class SqlStorage implements Storage {
   /** The client given: storages on the same one can share a transaction (joins). */
   private readonly client: SqlClient;
   private readonly create: boolean;
-  private readonly keys = new WeakMap<Entity, RowKey>();
+  /** The row and version of each entity handed out or written (stamps.ts). */
+  private readonly keys = new RowKeys(this);
   /** How the rows spell the properties `select` reads (projection.ts). */
   private readonly spellings = new Spellings();
   private creating: Promise<void> | null = null;
@@ -267,7 +263,7 @@ export class SqlStorage implements Storage {
     }
     const entity = (row: Row) => {
       const e = JSON.parse(row.body) as Entity;
-      this.keys.set(e, { id: row.id, version: row.version });
+      this.keys.set(e, row.id, row.version);
       return e;
     };
     // Past one batch, a stream reads the rest batch by batch as it is consumed (stream.ts).
@@ -403,7 +399,7 @@ export class SqlStorage implements Storage {
 
   /** Hands out inserted entities as rows of this table (their stamps). */
   private inserted(inserts: Entity[], ids: string[]): void {
-    inserts.forEach((e, i) => this.keys.set(e, { id: ids[i], version: '0' }));
+    inserts.forEach((e, i) => this.keys.set(e, ids[i], '0'));
   }
 
   async write(batch: WriteBatch): Promise<void> {
@@ -476,7 +472,7 @@ export class SqlStorage implements Storage {
       throw (e as { constraint?: string }).constraint === keyIndexName(this.table) ? takenKey() : refusal(e);
     }
     const updated = new Map(result.versions.map((v) => [v.id, v.version]));
-    for (const [id, u] of updates) this.keys.set(u.value, { id, version: updated.get(id)! });
+    for (const [id, u] of updates) this.keys.set(u.value, id, updated.get(id)!);
     this.inserted(inserts, result.ids);
     joined.forEach(({ storage, insert }, i) => storage.inserted(insert, result.others[i]));
   }
