@@ -374,6 +374,38 @@ describe('the parse cache', () => {
     expect(second).not.toBe(first);
     expect(second).toEqual(first);
   });
+
+  test('a long URI (an IN list of 100 keys) is kept parsed from its second time on, and parses the same either way', () => {
+    const inList = (from: number) => `/Person/Id=${Array.from({ length: 100 }, (_, i) => from + i * 7).join('|')}/order_asc=Id`;
+    const uri = inList(100_000);
+    expect(uri.length).toBeGreaterThan(512);
+    clearParseCache();
+    const first = parseUri(uri);
+    parseUri('/Person/Age>30/limit=5'); // not the last URI parsed, so the cache answers
+    const second = parseUri(uri);
+    expect(second).not.toBe(first); // seen once: not kept
+    expect(second).toEqual(first);
+    parseUri('/Person/Age>30/limit=5');
+    expect(parseUri(uri)).toBe(second); // seen twice: kept
+    // Many long URIs seen once each are not kept, and each still parses as it did.
+    const once = Array.from({ length: 300 }, (_, i) => inList(200_000 + i));
+    const parsed = once.map((u) => parseUri(u));
+    for (let i = 0; i < once.length; i += 37) {
+      parseUri('/Person/Age>30/limit=5');
+      expect(parseUri(once[i])).not.toBe(parsed[i]);
+      expect(parseUri(once[i])).toEqual(parsed[i]);
+    }
+    expect(parsed[5].conditions).toHaveLength(1);
+    expect((parsed[5].conditions[0] as { anyOf: readonly Condition[] }).anyOf.map((c) => c.text)).toEqual(
+      Array.from({ length: 100 }, (_, i) => `Id=${200_005 + i * 7}`),
+    );
+    // Short URIs are kept from their first time, as before.
+    const short = '/Person/Name=Alice/select=Name';
+    clearParseCache();
+    const kept = parseUri(short);
+    parseUri(uri);
+    expect(parseUri(short)).toBe(kept);
+  });
 });
 
 describe('no input crashes the parser: it parses or throws a ServiceError', () => {

@@ -96,6 +96,15 @@ export interface ParsedUri {
 }
 
 const cache = new LRUCache<string, ParsedUri>({ max: 2000 });
+/**
+ * A URI longer than this is kept parsed only when it comes again: a long URI (an IN list of
+ * 100 keys is ~700 characters and 100 conditions) is mostly new each time, and keeping the
+ * parses of 2,000 of them made the collector's work cost more than the parsing itself
+ * (docs/performance.md#orin-lists-and-several-order-keys-issue-27). The long URIs seen once
+ * are kept as text only, which the collector does not walk.
+ */
+const LONG_URI = 512;
+const seenOnce = new LRUCache<string, true>({ max: 256 });
 let lastUri: string | undefined;
 let lastParsed: ParsedUri | undefined;
 
@@ -106,7 +115,8 @@ export function parseUri(uri: string): ParsedUri {
   let parsed = cache.get(uri);
   if (parsed === undefined) {
     parsed = parseUncached(uri);
-    cache.set(uri, parsed);
+    if (uri.length <= LONG_URI || seenOnce.has(uri)) cache.set(uri, parsed);
+    else seenOnce.set(uri, true);
   }
   lastUri = uri;
   lastParsed = parsed;
@@ -117,6 +127,7 @@ export function clearParseCache(): void {
   lastUri = undefined;
   lastParsed = undefined;
   cache.clear();
+  seenOnce.clear();
 }
 
 function parseUncached(uri: string): ParsedUri {
