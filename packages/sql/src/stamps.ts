@@ -19,7 +19,7 @@ class Carrier {
 }
 
 /**
- * Row keys held by the entities themselves, in a private field (docs/storage.md#stamps): a
+ * Row keys held by the entities themselves, in a private field (docs/storage.md#versions-and-conditional-writes): a
  * field the storage adds to an object it parsed costs about a tenth of a WeakMap entry (a
  * WeakMap of 20,000 entities a select took ~1.5 µs each, and its collector work), and, like
  * the WeakMap, it is invisible to the entity's readers (not a key, not copied by a spread,
