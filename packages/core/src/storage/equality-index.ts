@@ -113,9 +113,9 @@ export class EqualityIndex {
     this.buckets(property.toLowerCase());
   }
 
-  /** Whether a lookup has built anything to keep up to date. */
+  /** Whether a lookup has built (or begun to build) anything to keep up to date. */
   get empty(): boolean {
-    return this.byProperty.size === 0 && this.largest.size === 0;
+    return this.byProperty.size === 0 && this.largest.size === 0 && this.partial.size === 0;
   }
 
   /** Follows a change just made visible. */
