@@ -166,17 +166,17 @@ function shapeKey(
 
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 
-/** Reads a locator's value into `v`: plain property reads, `Locator.get` when they find nothing. */
-function readInto(v: string, locator: Locator, index: number): string {
+/** Reads a locator's value of entity `e` into `v`: plain property reads, `Locator.get` when they find nothing. */
+function readInto(v: string, locator: Locator, index: number, e = 'e'): string {
   // `.length` of a string counts code points (Locator), not what JavaScript's `.length` gives.
   const inline = locator.segments.every(
     (s, i) => IDENTIFIER.test(s) && !(s in Object.prototype) && (i === 0 || s.toLowerCase() !== 'length'),
   );
-  if (!inline) return `const ${v} = L[${index}].get(e);`;
-  let code = `let ${v} = e.${locator.segments[0]};`;
+  if (!inline) return `const ${v} = L[${index}].get(${e});`;
+  let code = `let ${v} = ${e}.${locator.segments[0]};`;
   for (const s of locator.segments.slice(1)) code += ` ${v} = ${v} != null ? ${v}.${s} : undefined;`;
   // Inherited methods (`"x".at`) and case variants are the Locator's business.
-  return `${code} if (${v} === undefined || typeof ${v} === 'function') ${v} = L[${index}].get(e);`;
+  return `${code} if (${v} === undefined || typeof ${v} === 'function') ${v} = L[${index}].get(${e});`;
 }
 
 const ORDERING: Partial<Record<Operator, string>> = { '<': '<', '>': '>', '<=': '<=', '>=': '>=' };
@@ -240,18 +240,17 @@ function generate(
   if (hasSearch) body.push('if (!S(e)) continue;');
   let head: string;
   let tail: string;
+  let end = '';
   if (order === null) {
     head = 'const out = []; let skip = a; const limit = b;';
     tail = 'if (skip > 0) { skip--; continue; } out.push(e); if (out.length === limit) break;';
   } else if (order.length > 1) {
-    // The first key is read with the conditions; the others only once an item gets past it.
-    const later = order.slice(1).map((l, j) => {
-      const known = read.get(l.text);
-      if (known !== undefined) return { v: known, load: '' };
-      const v = `w${j}`;
-      return { v, load: readInto(v, l, i + 1 + j).replace(/^(const|let) /, '') };
-    });
-    [head, tail] = severalKeys(value(order[0], i), later, descending);
+    // The first key is read with the conditions; the others only for an item that gets past it.
+    [head, tail, end] = severalKeys(
+      value(order[0], i),
+      order.slice(1).map((l, j) => (v: string) => readInto(v, l, i + 1 + j, 'x')),
+      descending,
+    );
   } else {
     const key = value(order[0], i);
     // Worse than (or tied with) the last kept item: dropped without a call (stable: later loses ties).
@@ -273,6 +272,7 @@ function generate(
         ${body.join('\n        ')}
         ${tail}
       }
+      ${end}
       return out;
     };`;
   // eslint-disable-next-line @typescript-eslint/no-implied-eval -- the generated scan is this module's purpose (source built above, no caller text)
@@ -286,41 +286,64 @@ function compareExpr(a: string, b: string, descending: boolean): string {
   return descending ? `-${c}` : c;
 }
 
+/** Candidates that tie on the first key with the last kept item, held before they are compared in full. */
+const PENDING = 32;
+
 /**
- * The best `k` by several order keys while scanning (the closure plan's selectRange): one
- * array of values per key beside the page. An item is compared with the last kept one key
- * by key: most items lose on their first key, with no call, no allocation and no read of
- * the other keys; one that belongs in the page is inserted after its equals (stable).
+ * The best `k` by several order keys while scanning (the closure plan's selectRange): the
+ * page with one array of values per key beside it. The loop itself only compares an item's
+ * first key with the last kept item's (`t`, numbers in place): most items lose there, with
+ * no call, no allocation and no read of the other keys. An item that ties is held in a
+ * pending list, which is settled when it holds PENDING items, when an item that beats the
+ * last kept one on the first key comes, and at the end: each pending item, in scan order,
+ * has its other keys read, is compared in full with the last kept item and, if it belongs
+ * in the page, is inserted after its equals (stable). The page only gets better while
+ * items wait, so the answer is the one of taking each item as it comes, and the loop over
+ * every item stays as small as the one-key scan's (docs/performance.md).
  */
-function severalKeys(first: string, later: { v: string; load: string }[], descending: string): [head: string, tail: string] {
-  const keys = [first, ...later.map((l) => l.v)];
-  const compare = (at: string, from: number): string => {
+function severalKeys(first: string, later: ((v: string) => string)[], descending: string): [head: string, tail: string, end: string] {
+  const keys = ['p', ...later.map((_, j) => `w${j}`)];
+  // Key by key against the kept values at `at(j)`, into `c`.
+  const compare = (at: (j: number) => string): string => {
     let code = '';
-    for (let j = keys.length - 1; j >= from; j--) {
-      const c = `c = ${compareExpr(keys[j], `K${j}[${at}]`, descending[j] === 'd')};`;
+    for (let j = keys.length - 1; j >= 0; j--) {
+      const c = `c = ${compareExpr(keys[j], at(j), descending[j] === 'd')};`;
       code = j === keys.length - 1 ? c : `${c} if (c === 0) { ${code} }`;
     }
     return code;
   };
-  const load = later.map((l) => l.load).join(' ');
-  const head = `const out = []; ${keys.map((_, j) => `const K${j} = [];`).join(' ')} const k = a;`;
-  const tail = `const n = out.length;
-      ${later
-        .filter((l) => l.load !== '')
-        .map((l) => `let ${l.v};`)
-        .join(' ')}
-      if (n === k) {
-        let c = ${compareExpr(first, 'K0[n - 1]', descending[0] === 'd')};
-        if (c > 0) continue;
-        ${load}
-        if (c === 0) { ${compare('n - 1', 1)} }
-        if (c >= 0) continue;
-      } else { ${load} }
-      let lo = 0;
-      let hi = n;
-      while (lo < hi) { const mid = (lo + hi) >>> 1; let c; ${compare('mid', 0)} if (c < 0) hi = mid; else lo = mid + 1; }
-      out.splice(lo, 0, e);
-      ${keys.map((key, j) => `K${j}.splice(lo, 0, ${key});`).join(' ')}
-      if (n === k) { out.pop(); ${keys.map((_, j) => `K${j}.pop();`).join(' ')} }`;
-  return [head, tail];
+  const down = descending[0] === 'd';
+  const head = `const out = []; ${keys.map((_, j) => `const K${j} = [];`).join(' ')} const k = a;
+      if (k <= 0) return out;
+      const PE = []; const PV = []; let np = 0; let full = false; let t;`;
+  // Settles the pending items, in order: `x` and `p` (the entity and its first key) are theirs.
+  const settle = `for (let q = 0; q < np; q++) {
+        const x = PE[q];
+        const p = PV[q];
+        ${later.map((read, j) => read(`w${j}`)).join('\n        ')}
+        const n = out.length;
+        if (full) { let c; ${compare((j) => `K${j}[n - 1]`)} if (c >= 0) continue; }
+        let lo = 0;
+        let hi = n;
+        while (lo < hi) { const mid = (lo + hi) >>> 1; let c; ${compare((j) => `K${j}[mid]`)} if (c < 0) hi = mid; else lo = mid + 1; }
+        if (!full) { out.push(x); ${keys.map((key, j) => `K${j}.push(${key});`).join(' ')} }
+        for (let j = full ? n - 1 : n; j > lo; j--) { out[j] = out[j - 1]; ${keys.map((_, j) => `K${j}[j] = K${j}[j - 1];`).join(' ')} }
+        out[lo] = x; ${keys.map((key, j) => `K${j}[lo] = ${key};`).join(' ')}
+        if (out.length === k) { full = true; t = K0[k - 1]; }
+      }
+      np = 0;`;
+  const tail = `if (full) {
+        let c;
+        if (typeof ${first} === 'number' && typeof t === 'number' && ${first} === ${first} && t === t) {
+          if (${first} ${down ? '<' : '>'} t) continue;
+          c = ${first} === t ? 0 : -1;
+        } else {
+          c = ${compareExpr(first, 't', down)};
+          if (c > 0) continue;
+        }
+        PE[np] = e; PV[np] = ${first}; np++;
+        if (c === 0 && np < ${PENDING}) continue;
+      } else { PE[np] = e; PV[np] = ${first}; np++; }
+      ${settle}`;
+  return [head, tail, `if (np > 0) { ${settle} }`];
 }
