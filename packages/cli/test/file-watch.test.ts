@@ -1,7 +1,7 @@
 import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createFileService } from '@resourcery/cli';
+import { createFileService, type CompactionPolicy } from '@resourcery/cli';
 
 /** Issue 15 item 3: with watch on, an outside edit is loaded, never half-read, never overwritten. */
 
@@ -21,8 +21,8 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function open() {
-  opened = await createFileService({ file, apiKeys: [], allowPrivateDestinations: false, watch: true });
+async function open(compaction?: Partial<CompactionPolicy>) {
+  opened = await createFileService({ file, apiKeys: [], allowPrivateDestinations: false, watch: true, compaction });
   return opened;
 }
 
@@ -230,7 +230,9 @@ describe('an editor saving a copy it opened before writes were compacted loses n
   });
 
   test('a short race: three writers, compactions and an editor saving stale copies lose no acknowledged write', async () => {
-    await open();
+    // A compaction at least every 50 ms of the stream (a small file's default is 1 s): the
+    // editor's copies then often predate one, which is what the race is about.
+    await open({ lagMs: 50 });
     const log = jest.spyOn(console, 'error').mockImplementation(() => undefined);
     const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     const acknowledged: number[] = [];
@@ -260,6 +262,7 @@ describe('an editor saving a copy it opened before writes were compacted loses n
     const served = new Set(((await json('GET', '/posts')).body as Array<{ id: number }>).map((p) => p.id));
     log.mockRestore();
     expect(acknowledged.length).toBeGreaterThan(0);
+    expect(opened!.store.compactions).toBeGreaterThan(1);
     expect(acknowledged.filter((id) => !served.has(id))).toEqual([]);
   });
 });
