@@ -7,9 +7,12 @@
 // 2. a two-key order over 100,000 entities in MemoryStorage against a one-key order of the
 //    same entities, both through service.handle (goal: within 1.2x).
 // Not part of `pnpm bench` nor CI. Needs `pnpm run build`.
-//   node bench/queries-or-order.mjs [--rows=1000000] [--reps=9] [--batch=20] [--only=in,order]
+//   node bench/queries-or-order.mjs [--rows=1000000] [--reps=9] [--batch=20] [--requests=200] [--only=in,order]
 // Each figure: median of `reps` runs after one warm-up, the two sides taking turns, wall
-// time, with the load average (1 min) printed beside it.
+// time, with the load average (1 min) printed beside it. The orders are also timed over
+// `requests` single requests of each side, interleaved after 20 of warm-up: medians of wall
+// and of process CPU time per request (CPU leaves out the time other processes hold the
+// core, the better figure on a loaded machine), with the 10th-90th percentile range.
 
 import { loadavg } from 'node:os';
 import { getLength, startPostgres } from './lib/postgres.mjs';
@@ -20,11 +23,36 @@ const ROWS = arg('rows', 1_000_000);
 const REPS = arg('reps', 9);
 /** Requests per timed run of the IN list (each its own set of keys): single requests of a few ms are mostly noise on a loaded machine. */
 const BATCH = arg('batch', 20);
+/** Single requests of each side, interleaved, for the in-memory orders. */
+const REQUESTS = arg('requests', 200);
 const load = () => loadavg()[0].toFixed(1);
 const only = (process.argv.find((a) => a.startsWith('--only=')) ?? '--only=in,order').slice(7).split(',');
 const { createService, MemoryStorage } = await import(new URL('../packages/core/dist/index.js', import.meta.url));
 const { createSqlStorage } = await import(new URL('../packages/sql/dist/index.js', import.meta.url));
 const log = (m) => process.stderr.write(`${m}\n`);
+
+/** Wall and CPU milliseconds of each of `REQUESTS` calls of `a` and of `b`, interleaved (a, b, b, a, ...) after 20 of warm-up. */
+async function interleaved(a, b) {
+  for (let i = 0; i < 20; i++) for (const fn of [a, b]) await fn();
+  const wall = [[], []];
+  const cpu = [[], []];
+  for (let i = 0; i < REQUESTS; i++) {
+    for (const j of i % 2 ? [1, 0] : [0, 1]) {
+      const c0 = process.cpuUsage();
+      wall[j].push(await elapsedMs([a, b][j]));
+      const c = process.cpuUsage(c0);
+      cpu[j].push((c.user + c.system) / 1000);
+    }
+  }
+  return { wall, cpu };
+}
+
+/** `median (p10-p90)` of `values`, in ms. */
+function spread(values) {
+  const s = [...values].sort((x, y) => x - y);
+  const at = (q) => s[Math.round(q * (s.length - 1))].toFixed(2);
+  return `${median(values).toFixed(2)} (${at(0.1)}-${at(0.9)})`;
+}
 
 /** Both sides in turns (a, b, a, b, ...), so a burst of load falls on both. */
 async function measure(a, b) {
@@ -144,6 +172,14 @@ if (only.includes('order')) {
       `order over ${COUNT} in memory, ${what}: one key ${a.toFixed(2)} ms, two keys ${b.toFixed(2)} ms, ${(b / a).toFixed(2)}x (${one} vs ${two}), load ${load()}`,
     );
     log(lines.at(-1));
+    if (REQUESTS > 0) {
+      const { wall, cpu } = await interleaved(get(one), get(two));
+      const ratio = (x) => (median(x[1]) / median(x[0])).toFixed(2);
+      lines.push(
+        `  ${REQUESTS} interleaved requests of each, ms per request, median (p10-p90): CPU one key ${spread(cpu[0])}, two keys ${spread(cpu[1])}, ${ratio(cpu)}x; wall one key ${spread(wall[0])}, two keys ${spread(wall[1])}, ${ratio(wall)}x; load ${load()}`,
+      );
+      log(lines.at(-1));
+    }
   }
 }
 
