@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { ServiceError, type Entity } from '@resourcery/core';
-import { keyValues } from '@resourcery/core/storage';
+import type { Entity } from '@resourcery/core';
+import { keyValues, takenKeyConflict } from '@resourcery/core/storage';
 import type { Session } from './client.js';
 
 /**
@@ -24,8 +24,7 @@ export function keyIndexName(table: string): string {
 }
 
 /** A taken key, refused by the unique index. */
-export const takenKey = (shown = 'of an entity') =>
-  new ServiceError('Conflict', `Another entity already has the key ${shown}; nothing was written`);
+export const takenKey = (shown = 'of an entity') => takenKeyConflict(`Another entity already has the key ${shown}; nothing was written`);
 
 /**
  * Adds the column and its unique index when missing, and fills the column from the rows'

@@ -313,6 +313,27 @@ export function sqlSuite(open: () => Promise<Backend>): void {
       expect((await call(service, 'GET', '/Person')).json).toEqual([{ Email: 'a@x', Age: 3 }]);
     });
 
+    test('a POST whose client-sent key the unique index refuses is 409 after one INSERT, not three tries', async () => {
+      const inserts: string[] = [];
+      const client: SqlClient = {
+        query: (text, params) => {
+          if (/^\s*(WITH|INSERT)\b/i.test(text) && /INSERT/i.test(text)) inserts.push(text);
+          return db.query(text, params);
+        },
+      };
+      const service = createService();
+      service.addResource({ name: 'Person', key: 'Id', storage: createSqlStorage({ client, table: freshTable() }) });
+      expect((await call(service, 'POST', '/Person', { Id: 1, Name: 'a' })).status).toBe(201);
+      inserts.length = 0;
+      const taken = await call(service, 'POST', '/Person', [
+        { Id: 2, Name: 'b' },
+        { Id: 1, Name: 'again' },
+      ]);
+      expect(comparable(taken)).toEqual({ status: 409, code: 'Conflict' });
+      expect(inserts).toHaveLength(1);
+      expect((await call(service, 'GET', '/Person')).json).toEqual([{ Id: 1, Name: 'a' }]);
+    });
+
     test('an entity not handed out by this storage is a conflict', async () => {
       const storage = await seeded([{ Id: 1 }]);
       await expect(storage.write({ delete: [{ entity: { Id: 1 } }] })).rejects.toMatchObject({ code: 'Conflict' });

@@ -7,6 +7,7 @@
 export {
   keyIdentity,
   keyTaken,
+  takenKeyConflict,
   keyValues,
   SELECT_ALL,
   targetOf,

@@ -228,7 +228,16 @@ export function keyTaken(key: readonly string[], entity: Entity): ServiceError {
   const shown = keyValues(entity, key)
     .map((v, i) => `${key[i]}=${JSON.stringify(v)}`)
     .join('&');
-  const error = new ServiceError('Conflict', `Another entity already has the key ${shown}; nothing was written`);
+  return takenKeyConflict(`Another entity already has the key ${shown}; nothing was written`);
+}
+
+/**
+ * A Conflict that says a key is taken (a storage's unique index refused it): the service
+ * answers a POST of keys its client sent with it at once, as running it again would be
+ * refused again (docs/keys.md#keys-are-unique).
+ */
+export function takenKeyConflict(message: string): ServiceError {
+  const error = new ServiceError('Conflict', message);
   TAKEN.add(error);
   return error;
 }
