@@ -153,6 +153,53 @@ test('a needle of digits and punctuation answers what the lower-cased JSON text 
   );
 });
 
+test('a needle of letters answers what the lower-cased JSON text answers, upper case and Unicode around it', () => {
+  // Strings without the needle's rarest letter in either case are passed over uncopied:
+  // only U+0130 and the Kelvin sign lower-case to ASCII letters (i, k), which are never the letter tested.
+  const piece = fc.constantFrom(
+    'w',
+    'W',
+    'z',
+    'Z',
+    'q',
+    'ik',
+    'IK',
+    '\u212A',
+    '\u0130',
+    'i\u0307',
+    'Σ',
+    'ς',
+    '\n',
+    'nowhere',
+    'NoWhErE',
+    'e',
+    ' ',
+  );
+  const text = fc.array(piece, { maxLength: 6 }).map((p) => p.join(''));
+  const word = fc
+    .array(fc.constantFrom('w', 'z', 'q', 'i', 'k', 'e', 'n', 'o', 'h', 'r', 'ß', 'σ', '\u0307'), { minLength: 1, maxLength: 4 })
+    .map((p) => p.join(''));
+  fc.assert(
+    fc.property(fc.dictionary(fc.constantFrom('Name', 'WHERE', 'kin', 'q'), text, { maxKeys: 3 }), word, fc.boolean(), (e, pattern, cs) => {
+      const search = compileSearch(`${pattern},,${cs ? 'CS' : 'CI'}`);
+      const json = JSON.stringify(e);
+      const expected = cs ? json.includes(pattern) : json.toLowerCase().includes(pattern.toLowerCase());
+      expect(search(e, new ScanMeter(1e9))).toBe(expected);
+    }),
+    { numRuns: 5_000 },
+  );
+});
+
+test('a sigma after an escape is lower-cased as in the JSON text', () => {
+  // `"\\nΣ"` in the text: the escape's n is a letter before the sigma, so it lower-cases to ς there.
+  const e = { Name: '\nΣ' };
+  expect(JSON.stringify(e).toLowerCase()).toContain('ς');
+  expect(compileSearch('σ')(e, new ScanMeter(1e9))).toBe(false);
+  expect(compileSearch('ς')(e, new ScanMeter(1e9))).toBe(true);
+  expect(compileSearch('nς')(e, new ScanMeter(1e9))).toBe(true);
+  expect(compileSearch('σ')({ Name: 'Σ\n' }, new ScanMeter(1e9))).toBe(true);
+});
+
 test('the meter counts what a search reads, so the budget still stops a large search', () => {
   const search = compileSearch('zzz');
   const meter = new ScanMeter(1e9);

@@ -76,6 +76,20 @@ function uncasedRun(text: string): string {
   return best;
 }
 
+/** ASCII letters from the rarest in English text to the commonest, without `i` and `k`. */
+const BY_RARITY = 'zqxjvbpygfwmucldrhsnoate';
+
+/**
+ * The rarest ASCII letter of a text other than `i` and `k` ('' when none). Lower-casing
+ * makes such a letter only from itself and its upper case (of every character only U+0130
+ * and the Kelvin sign U+212A lower-case to ASCII letters: `i` with a dot, and `k`), so a
+ * string holding neither cannot hold the text once lower-cased, and needs no copy.
+ */
+function rareLetter(text: string): string {
+  for (const letter of BY_RARITY) if (text.includes(letter)) return letter;
+  return '';
+}
+
 /** Every character a JSON number's text can have. */
 const NUMBER = /^[0-9.e+-]+$/;
 /** Past this many distinct property names, a name is tested each time instead of remembered. */
@@ -113,8 +127,15 @@ export function jsonTextSearch(needle: string, caseSensitive: boolean): ((e: Ent
   // Digits and punctuation of the rest (or of the needle, when no escape can help) stand as
   // they are in the lower-cased text, so a string without them is passed over uncopied.
   const probe = lower === same || rest === '' ? '' : uncasedRun(rest ?? needle);
+  // Else a letter of it in either case: a string without one is passed over uncopied too.
+  const letter = lower === same || rest === '' || probe !== '' ? '' : rareLetter(rest ?? needle);
+  const upper = letter.toUpperCase();
+  const sigma = lower !== same && /[σς]/.test(needle);
   const tokenHas = (s: string) => {
     if (probe !== '' && !s.includes(probe)) return false;
+    if (letter !== '' && !s.includes(letter) && !s.includes(upper)) return false;
+    // Lower-casing a sigma depends on the letters beside it, and an escape puts letters there (`\nΣ`).
+    if (sigma && ESCAPED.test(s)) return lower(JSON.stringify(s).slice(1, -1)).includes(needle);
     const text = lower(s);
     if (rest === null) return text.includes(needle);
     if (rest !== '' && !text.includes(rest)) return false;
