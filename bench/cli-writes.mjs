@@ -7,7 +7,9 @@
 //      reader goes on until the journal is gone): how long, and the GET latency meanwhile.
 // GET latency is given as p99 / max in ms for each phase.
 //   pnpm build && node bench/cli-writes.mjs [--sizes=1000,10000,100000,1000000] [--seconds=4] [--writers=8]
-//     [--key=id|generated|none] [--cli=path/to/cli.js]
+//     [--key=id|generated|none] [--cli=path/to/cli.js] [--json]
+// --json: after the table, one line of JSON ({ mode, rows: [{ size, writesPerSecond, writesPerCpu }], load }),
+// for `pnpm bench` (bench/run.mjs, row `cliwrites`).
 // --key=generated: the stored entities have `id` (the key), each POST leaves it out, so the
 // server generates the next number.
 // --key=none: entities without `id`, so the resource has no key and a POST checks no key
@@ -142,13 +144,16 @@ try {
     '| entities | writes/s | writes per server CPU-s | worst write ms | GET quiet | GET during writes | GET during compaction | pause + compaction ms |',
   );
   console.log('|---:|---:|---:|---:|---:|---:|---:|---:|');
+  const rows = [];
   for (const size of SIZES) {
     const r = await measure(size, dir);
+    rows.push({ size, writesPerSecond: r.writesPerSecond, writesPerCpu: r.writesPerCpu });
     console.log(
       `| ${size.toLocaleString('en')} | ${r.writesPerSecond.toFixed(1)} | ${r.writesPerCpu.toFixed(0)} | ${r.worstWrite.toFixed(0)} | ${tail(r.quiet)} | ${tail(r.during)} | ${tail(r.compacting)} | ${r.compactMs === null ? '-' : r.compactMs.toFixed(0)} |`,
     );
   }
   console.log(`load average at the end ${os.loadavg()[0].toFixed(2)}`);
+  if (process.argv.includes('--json')) console.log(JSON.stringify({ mode: MODE, rows, load: os.loadavg()[0] }));
 } finally {
   AGENT.destroy();
   await rm(dir, { recursive: true, force: true });

@@ -1,5 +1,5 @@
 // `pnpm bench`: every benchmark in one run, one table of ratios (DESIGN 10).
-//   node bench/run.mjs [--quick] [--only=query,scan,memory,memorykeys,handle,macro,regex,stream,export,node,express,koa,jsonserver,post]
+//   node bench/run.mjs [--quick] [--only=query,scan,memory,memorykeys,handle,macro,regex,stream,export,cliwrites,node,express,koa,jsonserver,post]
 // In-process benches (query, macro) run in child processes of their own; HTTP benches
 // start each server and the load generator (autocannon) as separate child processes.
 // Figures are medians of several rounds after a warm-up; the whole run is written to
@@ -84,6 +84,12 @@ if (wanted('stream')) {
 if (wanted('export')) {
   log('JSON Lines export of 100k entities: Resourcery vs a hand-written node:http server...');
   results.export = child('export.mjs', ['--cases=jsonl,jsonl-hand', `--rounds=${opts.quick ? 3 : 7}`]);
+}
+if (wanted('cliwrites')) {
+  // Issue 30: at least 1,000 acknowledged (fsynced) POSTs a second, keyed and generated, flat from 1k to 1M entities.
+  const sizes = `--sizes=${opts.quick ? '1000,100000' : '1000,1000000'}`;
+  log(`CLI POSTs by data-file size (${sizes.slice(8)} entities), keyed and generated...`);
+  results.cliWrites = ['id', 'generated'].map((key) => ({ key, ...child('cli-writes.mjs', [sizes, '--seconds=4', `--key=${key}`]) }));
 }
 const httpSuites = Object.keys(SUITES).filter(wanted);
 if (httpSuites.length) Object.assign(results, await runHttp({ quick: opts.quick, only: httpSuites, log: (m) => log(m) }));
@@ -406,6 +412,22 @@ if (results.export) {
       verdict(e.jsonlRatio <= 1.1),
     ]);
   }
+}
+
+for (const w of results.cliWrites ?? []) {
+  const label = w.key === 'id' ? 'keyed' : 'generated keys';
+  if (w.error) skipped(`CLI POSTs, ${label}`, w);
+  else
+    for (const r of w.rows)
+      rows.push([
+        `CLI POSTs, ${label}, ${r.size.toLocaleString('en')} entities, writes/s (8 writers, fsync each)`,
+        fmt(r.writesPerSecond),
+        '1,000',
+        x(r.writesPerSecond / 1000),
+        x(r.writesPerCpu / 1000),
+        '>= 1.0x (1,000/s)',
+        verdict(r.writesPerSecond >= 1000),
+      ]);
 }
 
 mkdirSync(RESULTS_DIR, { recursive: true });
