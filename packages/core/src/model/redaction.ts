@@ -42,15 +42,14 @@ function matcher(list: ReadonlyArray<string | RegExp> | undefined): Matcher | nu
 
 /** How much of a failed request's body a record keeps. */
 const MAX_BODY_TEXT = 16384;
-/** JSON bodies of more characters are redacted as text in the part a record keeps (docs/limits.md#large-work). */
-const LARGE_BODY_TEXT = 1024 * 1024;
 /**
  * Bodies of more bytes are handed to `body` as their first RECORD_PREFIX_BYTES only, with
  * their size: no text of the whole is made for a record that keeps 16 KiB of it (one
- * string of megabytes is a copy in one turn). The prefix holds at least twice the part
- * kept, whatever the characters (at most 4 UTF-8 bytes per 2 UTF-16 units).
+ * string of megabytes is a copy in one turn), and the part kept is redacted as text
+ * (docs/limits.md#large-work). The prefix holds at least twice the part kept, whatever the
+ * characters (at most 4 UTF-8 bytes per 2 UTF-16 units).
  */
-export const RECORD_WHOLE_BODY_BYTES = LARGE_BODY_TEXT;
+export const RECORD_WHOLE_BODY_BYTES = 1024 * 1024;
 export const RECORD_PREFIX_BYTES = 4 * MAX_BODY_TEXT * 2;
 
 /** A failed request's body as an error record gets it: the whole text, or (past RECORD_WHOLE_BODY_BYTES) its prefix and size. */
@@ -115,13 +114,13 @@ export class Redaction {
    * JSON body, and in a form-encoded body; then cut to MAX_BODY_TEXT. Redacted before the
    * cut, so a long body cannot hide a secret past it.
    */
-  body(body: RecordBody | string, contentType = ''): string {
-    const { text, bytes } = typeof body === 'string' ? { text: body, bytes: undefined } : body;
-    // A body of megabytes is not parsed and walked whole in one turn for a record that keeps
-    // 16 KiB of it: the part kept (and a margin) is redacted as text, as malformed JSON is.
-    if ((bytes !== undefined || text.length > LARGE_BODY_TEXT) && /^\s*[[{]/.test(text))
-      return truncate(this.jsonPrefix(text.slice(0, 2 * MAX_BODY_TEXT)), MAX_BODY_TEXT, sizeOf(text, bytes));
-    return truncate(this.bodyText(text, contentType), MAX_BODY_TEXT, bytes === undefined ? undefined : `${bytes} bytes`);
+  body({ text, bytes }: RecordBody, contentType = ''): string {
+    const size = bytes === undefined ? undefined : `${bytes} bytes`;
+    // A body of megabytes (handed over as its prefix) is not parsed and walked: the part kept
+    // (and a margin) is redacted as text, as malformed JSON is.
+    if (bytes !== undefined && /^\s*[[{]/.test(text))
+      return truncate(this.jsonPrefix(text.slice(0, 2 * MAX_BODY_TEXT)), MAX_BODY_TEXT, size);
+    return truncate(this.bodyText(text, contentType), MAX_BODY_TEXT, size);
   }
 
   private bodyText(text: string, contentType: string): string {
@@ -232,11 +231,7 @@ function valueEnd(text: string, from: number): number {
   return text.length;
 }
 
-/** The size a cut record body gives: characters of the whole text, or bytes of a body handed over as a prefix. */
-function sizeOf(text: string, bytes: number | undefined): string {
-  return bytes === undefined ? `${text.length} characters` : `${bytes} bytes`;
-}
-
+/** `text` cut to `max` characters, saying the whole's size (by default its own length). */
 function truncate(text: string, max: number, size = `${text.length} characters`): string {
   return text.length > max ? `${text.slice(0, max)}... (${size})` : text;
 }
