@@ -143,12 +143,7 @@ function keysAtomic(resource: Resource, entities: readonly Entity[]): boolean {
   const { storage, key } = resource;
   if (!storage.declareKey) return false;
   if (storage.nextKeys) return true;
-  return entities.every((e) =>
-    key!.every((k) => {
-      const found = findKey(e, k);
-      return found !== undefined && e[found] !== null && e[found] !== undefined;
-    }),
-  );
+  return !entities.some((e) => lacksKey(e, key!));
 }
 
 /** If-Match, then If-None-Match, against the versions of the entities the write would change. */
