@@ -190,7 +190,7 @@ export class EqualityIndex {
 
   private addTo(property: string, buckets: Buckets, e: Entity): void {
     for (const key in e) {
-      if (key.length !== property.length || key.toLowerCase() !== property) continue;
+      if (!spells(key, property)) continue;
       const token = tokenOf(e[key]);
       if (token === undefined) continue;
       const bucket = buckets.get(token);
@@ -220,11 +220,16 @@ function members(bucket: Entity | Entity[] | undefined): readonly Entity[] {
   return bucket === undefined ? [] : Array.isArray(bucket) ? bucket : [bucket];
 }
 
+/** Whether an entity's property name is a spelling of `property` (lower case). */
+function spells(key: string, property: string): boolean {
+  return key.length === property.length && key.toLowerCase() === property;
+}
+
 /** The tokens of the values `e` holds at `property` (lower case; any spelling of the name matches). */
 function tokensAt(e: Entity, property: string): Token[] {
   const tokens: Token[] = [];
   for (const key in e) {
-    if (key.length !== property.length || key.toLowerCase() !== property) continue;
+    if (!spells(key, property)) continue;
     const token = tokenOf(e[key]);
     if (token !== undefined) tokens.push(token);
   }
