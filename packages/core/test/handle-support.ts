@@ -65,19 +65,32 @@ export const PEOPLE = [
   { Id: 4, Name: 'Tim', Age: 9, City: 'London' },
 ];
 
-/** How many turns of the event loop (setImmediate callbacks of a ticker) pass while `work` runs. */
-export async function turnsDuring(work: () => Promise<unknown>): Promise<number> {
-  let ticks = 0;
+/** A counter of the turns of the event loop (setImmediate callbacks) from now until `stop()`. */
+export function ticker(): { readonly turns: number; stop(): void } {
+  let turns = 0;
   let running = true;
   const tick = () => {
-    ticks++;
+    turns++;
     if (running) setImmediate(tick);
   };
   setImmediate(tick);
+  return {
+    get turns() {
+      return turns;
+    },
+    stop: () => {
+      running = false;
+    },
+  };
+}
+
+/** How many turns of the event loop pass while `work` runs. */
+export async function turnsDuring(work: () => Promise<unknown>): Promise<number> {
+  const t = ticker();
   try {
     await work();
-    return ticks;
+    return t.turns;
   } finally {
-    running = false;
+    t.stop();
   }
 }

@@ -2,7 +2,7 @@ import { MemoryStorage, Service, type Entity, type PlainResponse } from '@resour
 import { evaluate } from '@resourcery/core/storage';
 import { DEFAULT_DERIVED_LIMITS, evaluateLarge, isLarge, sortInSlices } from '../src/query/large';
 import { sortEntities } from '../src/query/order';
-import { bodyText, call, RAW } from './handle-support';
+import { bodyText, call, RAW, ticker, turnsDuring } from './handle-support';
 import { compile } from './query-support';
 
 /** Large work gives other requests turns of the event loop (docs/limits.md#large-work). */
@@ -29,24 +29,18 @@ function service(count = 10_000, options: ConstructorParameters<typeof Service>[
  * ticker) had run when each arrived.
  */
 async function chunksWithTurns(body: PlainResponse['body']): Promise<{ text: string; turns: number[] }> {
-  let ticks = 0;
-  let running = true;
-  const tick = () => {
-    ticks++;
-    if (running) setImmediate(tick);
-  };
-  setImmediate(tick);
+  const t = ticker();
   const turns: number[] = [];
   let text = '';
   try {
-    if (body === null || typeof body === 'string' || body instanceof Uint8Array) return { text: await bodyText(body), turns: [ticks] };
+    if (body === null || typeof body === 'string' || body instanceof Uint8Array) return { text: await bodyText(body), turns: [t.turns] };
     for await (const chunk of body) {
-      turns.push(ticks);
+      turns.push(t.turns);
       text += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
     }
     return { text, turns };
   } finally {
-    running = false;
+    t.stop();
   }
 }
 
@@ -151,24 +145,17 @@ describe('a large set is projected, made distinct and sorted in slices', () => {
 
   test('the answer of add locators over 10,000 entities comes after turns of the event loop, and is right', async () => {
     const s = service();
-    let ticks = 0;
-    let running = true;
-    const tick = () => {
-      ticks++;
-      if (running) setImmediate(tick);
-    };
-    setImmediate(tick);
-    const answered = s.handle({
-      method: 'GET',
-      uri: '/Person/_/add=Name.Length,City.Length,Bio.Length,Id.Length&select=Id',
-      headers: RAW,
-      body: null,
+    let response: Awaited<ReturnType<Service['handle']>> | undefined;
+    const turns = await turnsDuring(async () => {
+      response = await s.handle({
+        method: 'GET',
+        uri: '/Person/_/add=Name.Length,City.Length,Bio.Length,Id.Length&select=Id',
+        headers: RAW,
+        body: null,
+      });
     });
-    const response = await answered;
-    const turns = ticks;
-    running = false;
     expect(turns).toBeGreaterThan(1);
-    const out = JSON.parse(await bodyText(response.body));
+    const out = JSON.parse(await bodyText(response!.body));
     expect(out).toHaveLength(10_000);
     const bio = (people(10_000)[9999].Bio as string).length;
     expect(out[9999]).toEqual({ Id: 10_000, 'Name.Length': 8, 'City.Length': 4, 'Bio.Length': bio, 'Id.Length': null });
