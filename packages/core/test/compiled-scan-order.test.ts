@@ -53,7 +53,7 @@ function sorted(entities: Entity[], keys: { name: string; down: boolean }[], bel
 // Few values per key, so that many items tie on the first key (more than the 32 held at once).
 const value = fc.oneof(
   { weight: 8, arbitrary: fc.integer({ min: 0, max: 3 }) },
-  { weight: 4, arbitrary: fc.constantFrom('a', 'B', 'ab', '', '\u{1F600}', '\uFF5E', 'a\u{1F600}', 'a\uFF5E') },
+  { weight: 4, arbitrary: fc.constantFrom('a', 'B', 'ab', 'b', 'Ab', '', '\u{1F600}', '\uFF5E', 'a\u{1F600}', 'a\uFF5E') },
   { weight: 2, arbitrary: fc.constantFrom(null, undefined, Number.NaN, true, false, 0.5, -0) },
   { weight: 1, arbitrary: fc.constantFrom([1], { x: 1 }) },
 );
@@ -186,5 +186,70 @@ test('a long run of ties on the first key settles in order, over many pending li
     const limit = Number(/limit=(\d+)/.exec(meta)![1]);
     for (let i = 0; i < 4; i++)
       expect(evaluate(entities, q).map((e) => e.Id)).toEqual(sorted(entities, [...keys], Infinity, offset, limit));
+  }
+});
+
+test('an item that ties on the first key is passed over on its first character only where that character decides', () => {
+  // A full page whose last item's second key starts with one character, then items that tie
+  // on the first key and start with another: U+FF5E sorts before U+1F600 (code points), though
+  // its UTF-16 unit is the larger; a value that is no string, or an empty string, is never
+  // passed over on a character.
+  const page = (b: unknown, from: number): Entity[] => Array.from({ length: 60 }, (_, i) => ({ Id: from + i, A: 0, B: b }));
+  const cases: [Entity[], string, { name: string; down: boolean }[]][] = [
+    [
+      [...page('\u{1F600}x', 0), ...page('\uFF5E', 60)],
+      'order_asc=A,B&limit=50',
+      [
+        { name: 'A', down: false },
+        { name: 'B', down: false },
+      ],
+    ],
+    [
+      [...page('\uFF5E', 0), ...page('\u{1F600}x', 60)],
+      'order_asc=A&order_desc=B&limit=50',
+      [
+        { name: 'A', down: false },
+        { name: 'B', down: true },
+      ],
+    ],
+    [
+      [...page('b', 0), ...page(5, 60), ...page('', 120)],
+      'order_asc=A,B&limit=50',
+      [
+        { name: 'A', down: false },
+        { name: 'B', down: false },
+      ],
+    ],
+    [
+      [...page('b', 0), ...page({ x: 1 }, 60)],
+      'order_desc=A,B&limit=50',
+      [
+        { name: 'A', down: true },
+        { name: 'B', down: true },
+      ],
+    ],
+    [
+      [...page('b', 0), ...page('a', 60), ...page('c', 120)],
+      'order_asc=A,B&limit=50',
+      [
+        { name: 'A', down: false },
+        { name: 'B', down: false },
+      ],
+    ],
+    [
+      [...page('b', 0), ...page('a', 60), ...page('c', 120)],
+      'order_desc=A,B&limit=50',
+      [
+        { name: 'A', down: true },
+        { name: 'B', down: true },
+      ],
+    ],
+  ];
+  for (const [entities, meta, keys] of cases) {
+    const q = compile('_', meta);
+    const expected = sorted(entities, keys, Infinity, 0, 50);
+    // Each page's winners came after the page was full: the last 50 or the 60 before them.
+    expect(expected).not.toEqual(entities.slice(0, 50).map((e) => e.Id));
+    for (let i = 0; i < 4; i++) expect(evaluate(entities, q).map((e) => e.Id)).toEqual(expected);
   }
 });

@@ -313,15 +313,31 @@ function severalKeys(first: string, later: ((v: string) => string)[], descending
     return code;
   };
   const down = descending[0] === 'd';
+  // The first character of the second key, `h` for a pending item's, `f` for the last kept
+  // item's: an item that ties on the first key and loses on that character is passed over
+  // without a call (compareStrings orders two units by their difference when either is below
+  // U+D800). `never` stands for a value that is no string or is empty: it passes nothing over.
+  const up = descending[1] !== 'd';
+  const never = up ? '-1' : '0x10ffff';
+  const loses = up ? 'h > f && f < 0xd800' : 'h < f && h < 0xd800';
   const head = `const out = []; ${keys.map((_, j) => `const K${j} = [];`).join(' ')} const k = a;
       if (k <= 0) return out;
-      const PE = []; const PV = []; let np = 0; let full = false; let t;`;
+      const PE = []; const PV = []; ${later.map((_, j) => `const PW${j} = [];`).join(' ')} const PH = [];
+      let np = 0; let full = false; let t; let f = ${up ? '0x10ffff' : '-1'};`;
   // Settles the pending items, in order: `x` and `p` (the entity and its first key) are theirs.
+  // Their other keys are read first, all of them, then the first characters: loads that do
+  // not wait on each other, where reading them one item at a time waited on each.
   const settle = `for (let q = 0; q < np; q++) {
         const x = PE[q];
+        ${later.map((read, j) => `${read(`w${j}`)} PW${j}[q] = w${j};`).join('\n        ')}
+      }
+      for (let q = 0; q < np; q++) { const w = PW0[q]; PH[q] = typeof w === 'string' && w.length !== 0 ? w.charCodeAt(0) : ${never}; }
+      for (let q = 0; q < np; q++) {
+        const x = PE[q];
         const p = PV[q];
-        ${later.map((read, j) => read(`w${j}`)).join('\n        ')}
+        ${later.map((_, j) => `const w${j} = PW${j}[q];`).join(' ')}
         const n = out.length;
+        if (full && p === t) { const h = PH[q]; if (${loses}) continue; }
         if (full) { let c; ${compare((j) => `K${j}[n - 1]`)} if (c >= 0) continue; }
         let lo = 0;
         let hi = n;
@@ -329,7 +345,12 @@ function severalKeys(first: string, later: ((v: string) => string)[], descending
         if (!full) { out.push(x); ${keys.map((key, j) => `K${j}.push(${key});`).join(' ')} }
         for (let j = full ? n - 1 : n; j > lo; j--) { out[j] = out[j - 1]; ${keys.map((_, j) => `K${j}[j] = K${j}[j - 1];`).join(' ')} }
         out[lo] = x; ${keys.map((key, j) => `K${j}[lo] = ${key};`).join(' ')}
-        if (out.length === k) { full = true; t = K0[k - 1]; }
+        if (out.length === k) {
+          full = true;
+          t = K0[k - 1];
+          const l = K1[k - 1];
+          f = typeof l === 'string' && l.length !== 0 ? l.charCodeAt(0) : ${up ? '0x10ffff' : '-1'};
+        }
       }
       np = 0;`;
   const tail = `if (full) {
