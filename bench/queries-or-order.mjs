@@ -160,7 +160,7 @@ if (only.includes('in')) {
 // file and every POSTed body reach a storage) or built by the generator (`--data=js`). A
 // name built by concatenation in JavaScript is a V8 cons string, read through one more
 // object than a parsed one, which the second key pays on every tie
-// (docs/performance.md#ordata-origin).
+// (docs/performance.md#two-order-keys-where-the-entities-come-from).
 const origins = (process.argv.find((a) => a.startsWith('--data=')) ?? '--data=json,js').slice(7).split(',');
 for (const origin of only.includes('order') ? origins : []) {
   const COUNT = 100_000;
