@@ -8,16 +8,22 @@
 //   git checkout <after> && pnpm run build
 //   node bench/sql-before-after.mjs [--rows=1000000] [--requests=1000] [--rounds=7] [--only=key,page,select,in]
 // Without a copy there, both sides are the current build (the spread between them is the noise).
+// For a change to the core too: --before-root=DIR, a second checkout (`git worktree add`) of
+// the commit before, installed and built, whose core and storage are the before side.
+// --fixed repeats one key and one Age, as bench/sql-postgres.mjs does (the URI's parse is then
+// kept by the core's cache), instead of a new one each request.
 // Each side has its own service and pool of 4 (statement names are per build). Cases, as in
 // bench/sql-postgres.mjs and bench/queries-or-order.mjs: a key lookup on a declared index,
 // filter + order + limit, select of 2 of 50 properties (20,000 of ROWS/10 wide rows), and an
 // IN list of 100 keys; a new key or value each request. Per case: the median over rounds of
 // the wall time per request and of this process's CPU time per request (process.cpuUsage,
-// which leaves out PostgreSQL's own work), with the load average (1 min).
+// which leaves out PostgreSQL's own work), the median of each round's CPU after / before, with
+// the load average (1 min).
 
 import { existsSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { fileURLToPath } from 'node:url';
+import { resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { getLength, loadPeople, loadWide, PERSON_SCHEMA, pg, startPostgres } from './lib/postgres.mjs';
 import { arg, median } from './lib/stats.mjs';
 
@@ -27,11 +33,22 @@ const ROUNDS = arg('rounds', 7);
 const only = (process.argv.find((a) => a.startsWith('--only=')) ?? '--only=key,page,select,in').slice(7).split(',');
 const log = (m) => process.stderr.write(`${m}\n`);
 const load = () => loadavg()[0].toFixed(1);
-const beforeDir = new URL('../packages/sql/node_modules/.dist-before/index.js', import.meta.url);
-const { createService } = await import(new URL('../packages/core/dist/index.js', import.meta.url));
-const after = await import(new URL('../packages/sql/dist/index.js', import.meta.url));
-const before = existsSync(fileURLToPath(beforeDir)) ? await import(beforeDir) : after;
-if (before === after) log('no packages/sql/node_modules/.dist-before: both sides are the current build');
+const FIXED = process.argv.includes('--fixed');
+const beforeRoot = process.argv.find((a) => a.startsWith('--before-root='))?.slice('--before-root='.length);
+const beforeDir = beforeRoot
+  ? pathToFileURL(`${resolve(beforeRoot)}/packages/sql/dist/index.js`)
+  : new URL('../packages/sql/node_modules/.dist-before/index.js', import.meta.url);
+const core = await import(new URL('../packages/core/dist/index.js', import.meta.url));
+const after = { ...(await import(new URL('../packages/sql/dist/index.js', import.meta.url))), createService: core.createService };
+const before = existsSync(fileURLToPath(beforeDir))
+  ? {
+      ...(await import(beforeDir)),
+      createService: beforeRoot
+        ? (await import(pathToFileURL(`${resolve(beforeRoot)}/packages/core/dist/index.js`))).createService
+        : core.createService,
+    }
+  : after;
+if (before === after) log('no packages/sql/node_modules/.dist-before nor --before-root: both sides are the current build');
 
 const { config, pool, stop } = await startPostgres({ max: 4 });
 try {
@@ -48,7 +65,7 @@ try {
     own.on('error', () => {});
     const storage = build.createSqlStorage({ client: own, table });
     const wide = build.createSqlStorage({ client: own, table: 'wide' });
-    const service = createService();
+    const service = build.createService();
     service.addResource({ name: 'Person', storage, schema: PERSON_SCHEMA, indexes: ['Id', ['Age', 'Score'], 'City'] });
     service.addResource({ name: 'Wide', storage: wide });
     await storage.ready();
@@ -58,7 +75,8 @@ try {
   const sides = { before: await serviceOf(before), after: await serviceOf(after) };
   await pool.query(`ANALYZE ${table}`);
   await pool.query('ANALYZE wide');
-  const keyOf = (i) => 1 + ((i * 7919) % ROWS);
+  const keyOf = (i) => (FIXED ? ROWS >> 1 : 1 + ((i * 7919) % ROWS));
+  const ageOf = (i) => (FIXED ? 42 : i % 100);
   const keys100 = (i) => Array.from({ length: 100 }, (_, j) => 1 + ((i * 104729 + j * 9973) % ROWS));
   // [uri(i), [text, values](i), requests per round]
   const CASES = {
@@ -68,10 +86,10 @@ try {
       REQUESTS,
     ],
     page: [
-      (i) => `/Person/Age=${i % 100}/order_desc=Score&limit=10`,
+      (i) => `/Person/Age=${ageOf(i)}/order_desc=Score&limit=10`,
       (i) => [
         `SELECT body FROM ${table} WHERE doc -> 'Age' = $1::jsonb ORDER BY doc -> 'Score' DESC NULLS LAST LIMIT 10`,
-        [String(i % 100)],
+        [String(ageOf(i))],
       ],
       REQUESTS,
     ],
@@ -87,10 +105,12 @@ try {
     ],
   };
   console.log(
-    `rows ${ROWS}, ${ROUNDS} rounds after a warm-up, node ${process.version}${before === after ? ', before = after (no copy)' : ''}`,
+    `rows ${ROWS}, ${ROUNDS} rounds after a warm-up, node ${process.version}${before === after ? ', before = after (no copy)' : ''}${beforeRoot ? `, before: ${beforeRoot}` : ''}${FIXED ? ', one key and Age repeated' : ''}`,
   );
-  console.log('| case | hand-written ms | before ms | after ms | before / hand | after / hand | CPU ms hand / before / after | load |');
-  console.log('|---|---|---|---|---|---|---|---|');
+  console.log(
+    '| case | hand-written ms | before ms | after ms | before / hand | after / hand | CPU ms hand / before / after | CPU after / before, median of rounds | load |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|---|');
   for (const name of only) {
     const [uri, sql, n] = CASES[name];
     const runs = {
@@ -123,7 +143,9 @@ try {
       }
     const [h, b, a] = ['hand', 'before', 'after'].map((s) => median(wall[s]));
     const c = ['hand', 'before', 'after'].map((s) => median(cpu[s]).toFixed(3)).join(' / ');
-    const line = `| ${name} | ${h.toFixed(3)} | ${b.toFixed(3)} | ${a.toFixed(3)} | ${(b / h).toFixed(2)}x | ${(a / h).toFixed(2)}x | ${c} | ${load()} |`;
+    // The same round's sides ran within a second of each other: their ratio leaves out the load's drift between rounds.
+    const paired = median(cpu.after.map((x, r) => x / cpu.before[r]));
+    const line = `| ${name} | ${h.toFixed(3)} | ${b.toFixed(3)} | ${a.toFixed(3)} | ${(b / h).toFixed(2)}x | ${(a / h).toFixed(2)}x | ${c} | ${paired.toFixed(2)}x | ${load()} |`;
     console.log(line);
   }
   await Promise.all(Object.values(sides).map((s) => s.own.end()));

@@ -23,6 +23,14 @@ interface Named {
   query(config: { name: string; text: string; values: string[] }): Promise<{ rows: unknown[] }>;
 }
 
+/** pg's Query (`pg.Client.Query`), which a connection's query() runs as it is when given one. */
+interface PgQuery {
+  name?: string;
+  callback?: (error: Error | null, result: { rows: unknown[] }) => void;
+}
+type PgQueryClass = new (text: string, values: string[]) => PgQuery;
+type Submits = { query(query: PgQuery): unknown };
+
 /** A connection checked out of a pool. */
 type Checkout = SqlClient & { release(error?: Error | boolean): void } & Partial<Emitter>;
 
@@ -30,6 +38,10 @@ type Checkout = SqlClient & { release(error?: Error | boolean): void } & Partial
 interface PoolClient extends SqlClient {
   connect(): Promise<Checkout>;
   totalCount: number;
+  /** pg-pool's idle connections and waiting checkouts (acquire). */
+  idleCount?: number;
+  waitingCount?: number;
+  options?: { verify?: unknown };
   on?(event: string, listener: (...args: never[]) => void): unknown;
 }
 
@@ -78,12 +90,19 @@ const DEFAULT_ACQUIRE_TIMEOUT_MS = 5000;
  * the pool does) fails so too, instead of queueing forever.
  */
 export function sessionFor(client: SqlClient, acquireTimeoutMs = DEFAULT_ACQUIRE_TIMEOUT_MS): Session {
+  if (
+    typeof (client as TransactionalClient).transaction !== 'function' &&
+    typeof (client as PoolClient).connect === 'function' &&
+    'totalCount' in client
+  ) {
+    // A pool's statements make their own 503s (one promise fewer a statement).
+    const session = pooled(client as PoolClient, acquireTimeoutMs);
+    return { query: session.query, transaction: (fn) => session.transaction(fn).catch(asUnavailable) };
+  }
   const session =
     typeof (client as TransactionalClient).transaction === 'function'
       ? transactional(client as TransactionalClient)
-      : typeof (client as PoolClient).connect === 'function' && 'totalCount' in client
-        ? pooled(client as PoolClient, acquireTimeoutMs)
-        : singleConnection(client);
+      : singleConnection(client);
   return {
     query: <R>(text: string, params?: string[], name?: string) => session.query<R>(text, params, name).catch(asUnavailable),
     transaction: (fn) => session.transaction(fn).catch(asUnavailable),
@@ -118,10 +137,21 @@ function listenForErrors(pool: PoolClient): void {
   pool.on('connect', onConnect);
 }
 
+/**
+ * Whether pg-pool hands the next checkout an idle connection at once: more idle connections
+ * than checkouts waiting (each waiting one takes an idle one first, in turn), and no
+ * `verify` step of the app's between. Then no timer is needed for the wait.
+ */
+function idleNow(pool: PoolClient): boolean {
+  const { idleCount, waitingCount } = pool;
+  return typeof idleCount === 'number' && typeof waitingCount === 'number' && idleCount > waitingCount && !pool.options?.verify;
+}
+
 /** A connection of the pool, or a 503 when none is free within `ms`; one that comes later goes back at once. */
 async function acquire(pool: PoolClient, ms: number): Promise<Checkout> {
+  // An idle connection comes at once: no timer (a setTimeout and its clearing a statement).
+  if (!(ms > 0) || idleNow(pool)) return pool.connect();
   const connecting = pool.connect();
-  if (!(ms > 0)) return connecting;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(unavailableError(`no connection of the pool was free within ${ms} ms`)), ms);
@@ -139,14 +169,38 @@ async function acquire(pool: PoolClient, ms: number): Promise<Checkout> {
   }
 }
 
+/**
+ * Runs a named statement on a pg connection as a pg Query made from the text and values,
+ * its name set before it is sent: what pg's query({ name, text, values }) does, less the
+ * copy of that object's property descriptors pg makes of a config (several µs a statement).
+ */
+function runNamed(connection: Checkout, Query: PgQueryClass, name: string, text: string, values: string[]): Promise<{ rows: unknown[] }> {
+  return new Promise((resolve, reject) => {
+    const query = new Query(text, values);
+    query.name = name;
+    query.callback = (error, result) => (error ? reject(error) : resolve(result));
+    (connection as unknown as Submits).query(query);
+  });
+}
+
 function pooled(pool: PoolClient, acquireTimeoutMs: number): Session {
   listenForErrors(pool);
-  // Statement names are pg's config form ({ name, text, values }); a pool of anything else
-  // (a wrapper, another driver with pg's pool shape) gets text and values, as before.
-  const named = typeof (pool as { Client?: unknown }).Client === 'function';
+  // Statement names go as pg's Query (pg.Client.Query), or where the pool does not show that
+  // class (a wrapper of a pg pool), as pg's config form ({ name, text, values }); a pool of
+  // anything else (another driver with pg's pool shape) gets text and values.
+  const Client = (pool as { Client?: unknown }).Client;
+  const named = typeof Client === 'function';
+  const pgQuery = named ? (Client as { Query?: unknown }).Query : undefined;
+  const Query = typeof pgQuery === 'function' ? (pgQuery as PgQueryClass) : null;
   return {
+    /** A statement; a database outage fails as its 503 (unavailable.ts). */
     async query<R>(text: string, params: string[] = [], name?: string) {
-      const connection = await acquire(pool, acquireTimeoutMs);
+      let connection: Checkout;
+      try {
+        connection = await acquire(pool, acquireTimeoutMs);
+      } catch (e) {
+        return asUnavailable(e);
+      }
       let broken = false;
       const lost = () => {
         broken = true;
@@ -157,12 +211,15 @@ function pooled(pool: PoolClient, acquireTimeoutMs: number): Session {
         const result =
           name === undefined || !named
             ? await connection.query(text, params)
-            : await (connection as unknown as Named).query({ name, text, values: params });
+            : Query !== null
+              ? await runNamed(connection, Query, name, text, params)
+              : await (connection as unknown as Named).query({ name, text, values: params });
         return result.rows as R[];
       } catch (e) {
         // A connection that failed (not a statement the database refused) must leave the pool.
-        broken ||= unavailable(e) !== null;
-        throw e;
+        const outage = unavailable(e);
+        broken ||= outage !== null;
+        throw outage ?? e;
       } finally {
         connection.off?.('error', lost);
         connection.release(broken);
