@@ -261,11 +261,18 @@ export class SqlStorage implements Storage {
       plan = await this.plan(query, undefined, false);
       rows = await this.session.query<Row>(plan.text, plan.values, this.prepared.nameOf(plan.text));
     }
-    const entity = (row: Row) => {
-      const e = JSON.parse(row.body) as Entity;
-      this.keys.set(e, row.id, row.version);
-      return e;
-    };
+    // A page of several cut rows (select pushed down, the page applied here): the service
+    // projects every one and asks the version of none, which it does only for a GET of one
+    // entity (docs/storage.md#versions-and-conditional-writes), so they are handed out without
+    // stamps (~0.5 µs and an object each: 20,000 rows of a select, ~10 ms of CPU).
+    const stamped = !(plan.cut !== null && plan.paging && query.limit >= 0 && rows.length > 1);
+    const entity = stamped
+      ? (row: Row) => {
+          const e = JSON.parse(row.body) as Entity;
+          this.keys.set(e, row.id, row.version);
+          return e;
+        }
+      : (row: Row) => JSON.parse(row.body) as Entity;
     // Past one batch, a stream reads the rest batch by batch as it is consumed (stream.ts).
     if (plan.batch > 0 && rows.length > plan.batch) {
       if (plan.cut !== null) this.spellings.learn(query.select!, JSON.parse(rows[0].body) as Entity);

@@ -1,5 +1,5 @@
 import { createService } from '@resourcery/core';
-import { targetOf, type Entity } from '@resourcery/core/storage';
+import { Locator, targetOf, type Entity, type SelectQuery } from '@resourcery/core/storage';
 import { createSqlStorage, openPglite, type SqlClient } from '@resourcery/sql';
 import { call, RAW } from './support';
 
@@ -85,4 +85,34 @@ test('a GET of many then of one, cut by select or not, gives the ETag a later PA
   expect(((await call(service, 'GET', "/Person/City='Roma'/select=Id")).json as Entity[]).length).toBe(250);
   expect((await call(service, 'DELETE', "/Person/City='Roma'/unsafe=true")).status).toBeLessThan(300);
   expect(((await call(service, 'GET', '/Person/_/select=Id')).json as Entity[]).length).toBe(250);
+});
+
+test('a page of several rows cut by select comes without stamps (the service asks none of them); one cut row, a page the service cuts, and whole rows keep theirs', async () => {
+  const name = table();
+  const storage = createSqlStorage({ client: db, table: name });
+  await storage.write({ insert: Array.from({ length: 30 }, (_, i) => ({ Id: i + 1, Name: `n${i}`, Age: i % 7 })) });
+  const select = [new Locator('Id'), new Locator('Name')];
+  const query = (q: Partial<SelectQuery>): SelectQuery => ({ conditions: [], predicate: null, order: null, offset: 0, limit: -1, ...q });
+  const read = async (q: Partial<SelectQuery>) => [...((await storage.select(query(q))).entities as Entity[])];
+
+  const page = await read({ select, limit: 10 });
+  expect(page).toEqual(Array.from({ length: 10 }, (_, i) => ({ Id: i + 1, Name: `n${i}` })));
+  for (const e of page) expect(storage.stamp(e)).toBeUndefined();
+  // One row: a GET of one answers its version (ETag), so it has its stamp.
+  const [one] = await read({ select, limit: 1, offset: 4 });
+  expect(storage.stamp(one)).toEqual({ row: expect.stringMatching(/^\d+$/), version: '0' });
+  // No page applied here (the service pages, and may keep one of them), or no cut: stamped.
+  for (const e of await read({ select })) expect(storage.stamp(e)).toBeDefined();
+  for (const e of await read({ limit: 10 })) expect(storage.stamp(e)).toBeDefined();
+
+  // Through the service: a page of one cut row answers the whole entity's ETag, a page of several none.
+  const service = createService();
+  service.addResource({ name: 'Person', key: 'Id', storage: createSqlStorage({ client: db, table: name }) });
+  const single = await call(service, 'GET', '/Person/_/select=Id,Name&order_asc=Id&offset=3&limit=1');
+  expect(single.json).toEqual([{ Id: 4, Name: 'n3' }]);
+  expect(single.headers.etag).toMatch(/^"[^"]+"$/);
+  expect(single.headers.etag).toBe((await call(service, 'GET', '/Person/4')).headers.etag);
+  const several = await call(service, 'GET', '/Person/_/select=Id,Name&order_asc=Id&offset=3&limit=3');
+  expect(several.json).toEqual([4, 5, 6].map((Id) => ({ Id, Name: `n${Id - 1}` })));
+  expect(several.headers.etag).toBeUndefined();
 });
