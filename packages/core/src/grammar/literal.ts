@@ -34,15 +34,12 @@ export function parseLiteral(text: string): Literal {
   if (text.length >= 2 && (first === "'" || first === '"') && text[text.length - 1] === first) {
     return { kind: 'string', value: text.slice(1, -1) };
   }
-  const literal: Literal = { kind: 'raw', text };
-  if (text === 'true') literal.boolean = true;
-  else if (text === 'false') literal.boolean = false;
-  else if (NUMBER.test(text)) literal.number = Number(text);
-  else {
-    const time = isoTime(text);
-    if (time !== undefined) literal.date = time;
-  }
-  return literal;
+  // Each literal is made whole, never grown by a property: an IN list makes one per alternative.
+  if (text === 'true') return { kind: 'raw', text, boolean: true };
+  if (text === 'false') return { kind: 'raw', text, boolean: false };
+  if (NUMBER.test(text)) return { kind: 'raw', text, number: Number(text) };
+  const time = isoTime(text);
+  return time === undefined ? { kind: 'raw', text } : { kind: 'raw', text, date: time };
 }
 
 /** A bare key value: a number in it also matches its text stored as a string. */

@@ -226,12 +226,14 @@ function toConditionItem(item: RawItem): ConditionItem {
       anyOf.push({ ...c, locator: previous.locator, text: `${previous.locator.text}${c.text}` });
     } else if (alt.op !== null || previous === undefined) anyOf.push(toCondition(alt));
     else {
-      // No operator: the previous alternative's locator and operator with this value.
+      // No operator: the previous alternative's locator and operator with this value. Its text
+      // decodes as the value did (decode throws where decodeLoose would keep the text).
+      const value = decode(alt.text, 'condition value');
       anyOf.push({
         locator: previous.locator,
         op: previous.op,
-        value: parseLiteral(decode(alt.text, 'condition value')),
-        text: `${previous.locator.text}${previous.op}${decodeLoose(alt.text)}`,
+        value: parseLiteral(value),
+        text: `${previous.locator.text}${previous.op}${value}`,
       });
     }
   }

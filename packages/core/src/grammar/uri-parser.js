@@ -170,55 +170,62 @@ function peg$parse(input, options) {
   const peg$c3 = "_";
   const peg$c4 = "&";
   const peg$c5 = "|";
-  const peg$c6 = "!";
-  const peg$c7 = "!=";
-  const peg$c8 = "<=";
-  const peg$c9 = ">=";
-  const peg$c10 = "<%3d";
-  const peg$c11 = ">%3d";
-  const peg$c12 = "!%3d";
-  const peg$c13 = "%3c=";
-  const peg$c14 = "%3e=";
-  const peg$c15 = "%3c%3d";
-  const peg$c16 = "%3e%3d";
-  const peg$c17 = "%3c";
-  const peg$c18 = "%3e";
+  const peg$c6 = "%";
+  const peg$c7 = "3c";
+  const peg$c8 = "3e";
+  const peg$c9 = "!=";
+  const peg$c10 = "<=";
+  const peg$c11 = ">=";
+  const peg$c12 = "<%3d";
+  const peg$c13 = ">%3d";
+  const peg$c14 = "!%3d";
+  const peg$c15 = "%3c=";
+  const peg$c16 = "%3e=";
+  const peg$c17 = "%3c%3d";
+  const peg$c18 = "%3e%3d";
+  const peg$c19 = "%3c";
+  const peg$c20 = "%3e";
 
   const peg$r0 = /^[^\/\-]/;
   const peg$r1 = /^[^\/]/;
-  const peg$r2 = /^[^&\/|]/;
-  const peg$r3 = /^[^&\/|!<>=%]/;
-  const peg$r4 = /^[<->]/;
-  const peg$r5 = /^[^=&\/<>!]/;
-  const peg$r6 = /^[^&\/]/;
+  const peg$r2 = /^[^&\/|!<>=%]/;
+  const peg$r3 = /^[&\/|]/;
+  const peg$r4 = /^[^&\/|]/;
+  const peg$r5 = /^[<->]/;
+  const peg$r6 = /^[^=&\/<>!]/;
+  const peg$r7 = /^[^&\/]/;
 
-  const peg$e0 = peg$literalExpectation("/", false);
-  const peg$e1 = peg$literalExpectation("$", false);
-  const peg$e2 = peg$classExpectation(["/", "-"], true, false, false);
-  const peg$e3 = peg$literalExpectation("-", false);
-  const peg$e4 = peg$classExpectation(["/"], true, false, false);
-  const peg$e5 = peg$anyExpectation();
-  const peg$e6 = peg$literalExpectation("_", false);
-  const peg$e7 = peg$literalExpectation("&", false);
-  const peg$e8 = peg$literalExpectation("|", false);
-  const peg$e9 = peg$classExpectation(["&", "/", "|"], true, false, false);
+  const peg$e0 = peg$otherExpectation("URI path");
+  const peg$e1 = peg$literalExpectation("/", false);
+  const peg$e2 = peg$literalExpectation("$", false);
+  const peg$e3 = peg$classExpectation(["/", "-"], true, false, false);
+  const peg$e4 = peg$literalExpectation("-", false);
+  const peg$e5 = peg$classExpectation(["/"], true, false, false);
+  const peg$e6 = peg$anyExpectation();
+  const peg$e7 = peg$literalExpectation("_", false);
+  const peg$e8 = peg$literalExpectation("&", false);
+  const peg$e9 = peg$literalExpectation("|", false);
   const peg$e10 = peg$classExpectation(["&", "/", "|", "!", "<", ">", "=", "%"], true, false, false);
-  const peg$e11 = peg$literalExpectation("!", false);
-  const peg$e12 = peg$literalExpectation("!=", false);
-  const peg$e13 = peg$literalExpectation("<=", false);
-  const peg$e14 = peg$literalExpectation(">=", false);
-  const peg$e15 = peg$literalExpectation("<%3D", true);
-  const peg$e16 = peg$literalExpectation(">%3D", true);
-  const peg$e17 = peg$classExpectation([["<", ">"]], false, false, false);
-  const peg$e18 = peg$literalExpectation("!%3D", true);
-  const peg$e19 = peg$literalExpectation("%3C=", true);
-  const peg$e20 = peg$literalExpectation("%3E=", true);
-  const peg$e21 = peg$literalExpectation("%3C%3D", true);
-  const peg$e22 = peg$literalExpectation("%3E%3D", true);
-  const peg$e23 = peg$literalExpectation("%3C", true);
-  const peg$e24 = peg$literalExpectation("%3E", true);
-  const peg$e25 = peg$classExpectation(["=", "&", "/", "<", ">", "!"], true, false, false);
-  const peg$e26 = peg$classExpectation(["&", "/"], true, false, false);
+  const peg$e11 = peg$literalExpectation("%", false);
+  const peg$e12 = peg$literalExpectation("3C", true);
+  const peg$e13 = peg$literalExpectation("3E", true);
+  const peg$e14 = peg$classExpectation(["&", "/", "|"], false, false, false);
+  const peg$e15 = peg$classExpectation(["&", "/", "|"], true, false, false);
+  const peg$e16 = peg$literalExpectation("!=", false);
+  const peg$e17 = peg$literalExpectation("<=", false);
+  const peg$e18 = peg$literalExpectation(">=", false);
+  const peg$e19 = peg$literalExpectation("<%3D", true);
+  const peg$e20 = peg$literalExpectation(">%3D", true);
+  const peg$e21 = peg$classExpectation([["<", ">"]], false, false, false);
+  const peg$e22 = peg$literalExpectation("!%3D", true);
+  const peg$e23 = peg$literalExpectation("%3C=", true);
+  const peg$e24 = peg$literalExpectation("%3E=", true);
+  const peg$e25 = peg$literalExpectation("%3C%3D", true);
+  const peg$e26 = peg$literalExpectation("%3E%3D", true);
+  const peg$e27 = peg$literalExpectation("%3C", true);
+  const peg$e28 = peg$literalExpectation("%3E", true);
+  const peg$e29 = peg$classExpectation(["=", "&", "/", "<", ">", "!"], true, false, false);
+  const peg$e30 = peg$classExpectation(["&", "/"], true, false, false);
 
   function peg$f0(resource, conditions, meta, extra) {    return { resource, conditions: conditions ?? null, meta: meta ?? null, extra };  }
   function peg$f1(macro, name, view) {    return { macro: macro !== null, name, view: view ?? null, offset: offset() };  }
@@ -230,9 +237,9 @@ function peg$parse(input, options) {
     if (rest.length === 0) return first.text === '' ? null : first;
     return { ...first, text: text(), offset: offset(), alternatives: [first, ...rest] };
   }
-  function peg$f7(key, op, value) {    return { key, op, value, text: text(), offset: offset() };  }
-  function peg$f8(bad) {    return { key: bad, op: null, value: '', text: bad, offset: offset() };  }
-  function peg$f9(c) {    return c;  }
+  function peg$f7(key) {    return { key, op: null, value: '', text: key, offset: offset() };  }
+  function peg$f8(key, op, value) {    return { key, op, value, text: text(), offset: offset() };  }
+  function peg$f9(bad) {    return { key: bad, op: null, value: '', text: bad, offset: offset() };  }
   function peg$f10() {    return "<=";  }
   function peg$f11() {    return ">=";  }
   function peg$f12() {    return "!=";  }
@@ -420,13 +427,14 @@ function peg$parse(input, options) {
   function peg$parseUri() {
     let s0, s1, s2, s3, s4, s5, s6;
 
+    peg$silentFails++;
     s0 = peg$currPos;
     if (input.charCodeAt(peg$currPos) === 47) {
       s1 = peg$c0;
       peg$currPos++;
     } else {
       s1 = peg$FAILED;
-      if (peg$silentFails === 0) { peg$fail(peg$e0); }
+      if (peg$silentFails === 0) { peg$fail(peg$e1); }
     }
     if (s1 === peg$FAILED) {
       s1 = null;
@@ -438,7 +446,7 @@ function peg$parse(input, options) {
       peg$currPos++;
     } else {
       s4 = peg$FAILED;
-      if (peg$silentFails === 0) { peg$fail(peg$e0); }
+      if (peg$silentFails === 0) { peg$fail(peg$e1); }
     }
     if (s4 !== peg$FAILED) {
       s5 = peg$parseConditions();
@@ -461,7 +469,7 @@ function peg$parse(input, options) {
       peg$currPos++;
     } else {
       s5 = peg$FAILED;
-      if (peg$silentFails === 0) { peg$fail(peg$e0); }
+      if (peg$silentFails === 0) { peg$fail(peg$e1); }
     }
     if (s5 !== peg$FAILED) {
       s6 = peg$parseMeta();
@@ -486,6 +494,11 @@ function peg$parse(input, options) {
       peg$currPos = s0;
       s0 = peg$FAILED;
     }
+    peg$silentFails--;
+    if (s0 === peg$FAILED) {
+      s1 = peg$FAILED;
+      if (peg$silentFails === 0) { peg$fail(peg$e0); }
+    }
 
     return s0;
   }
@@ -499,7 +512,7 @@ function peg$parse(input, options) {
       peg$currPos++;
     } else {
       s1 = peg$FAILED;
-      if (peg$silentFails === 0) { peg$fail(peg$e1); }
+      if (peg$silentFails === 0) { peg$fail(peg$e2); }
     }
     if (s1 === peg$FAILED) {
       s1 = null;
@@ -511,7 +524,7 @@ function peg$parse(input, options) {
       peg$currPos++;
     } else {
       s4 = peg$FAILED;
-      if (peg$silentFails === 0) { peg$fail(peg$e2); }
+      if (peg$silentFails === 0) { peg$fail(peg$e3); }
     }
     while (s4 !== peg$FAILED) {
       s3.push(s4);
@@ -520,7 +533,7 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s4 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e2); }
+        if (peg$silentFails === 0) { peg$fail(peg$e3); }
       }
     }
     s2 = input.substring(s2, peg$currPos);
@@ -530,7 +543,7 @@ function peg$parse(input, options) {
       peg$currPos++;
     } else {
       s4 = peg$FAILED;
-      if (peg$silentFails === 0) { peg$fail(peg$e3); }
+      if (peg$silentFails === 0) { peg$fail(peg$e4); }
     }
     if (s4 !== peg$FAILED) {
       s5 = peg$currPos;
@@ -540,7 +553,7 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s7 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e4); }
+        if (peg$silentFails === 0) { peg$fail(peg$e5); }
       }
       while (s7 !== peg$FAILED) {
         s6.push(s7);
@@ -549,7 +562,7 @@ function peg$parse(input, options) {
           peg$currPos++;
         } else {
           s7 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e4); }
+          if (peg$silentFails === 0) { peg$fail(peg$e5); }
         }
       }
       s5 = input.substring(s5, peg$currPos);
@@ -576,7 +589,7 @@ function peg$parse(input, options) {
       peg$currPos++;
     } else {
       s1 = peg$FAILED;
-      if (peg$silentFails === 0) { peg$fail(peg$e0); }
+      if (peg$silentFails === 0) { peg$fail(peg$e1); }
     }
     if (s1 !== peg$FAILED) {
       s2 = peg$currPos;
@@ -586,7 +599,7 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s4 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e5); }
+        if (peg$silentFails === 0) { peg$fail(peg$e6); }
       }
       while (s4 !== peg$FAILED) {
         s3.push(s4);
@@ -595,7 +608,7 @@ function peg$parse(input, options) {
           peg$currPos++;
         } else {
           s4 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e5); }
+          if (peg$silentFails === 0) { peg$fail(peg$e6); }
         }
       }
       s2 = input.substring(s2, peg$currPos);
@@ -625,7 +638,7 @@ function peg$parse(input, options) {
       peg$currPos++;
     } else {
       s1 = peg$FAILED;
-      if (peg$silentFails === 0) { peg$fail(peg$e6); }
+      if (peg$silentFails === 0) { peg$fail(peg$e7); }
     }
     if (s1 !== peg$FAILED) {
       s2 = peg$currPos;
@@ -635,7 +648,7 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s3 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e0); }
+        if (peg$silentFails === 0) { peg$fail(peg$e1); }
       }
       if (s3 === peg$FAILED) {
         s3 = peg$currPos;
@@ -645,7 +658,7 @@ function peg$parse(input, options) {
           peg$currPos++;
         } else {
           s4 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e5); }
+          if (peg$silentFails === 0) { peg$fail(peg$e6); }
         }
         peg$silentFails--;
         if (s4 === peg$FAILED) {
@@ -685,7 +698,7 @@ function peg$parse(input, options) {
           peg$currPos++;
         } else {
           s3 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e7); }
+          if (peg$silentFails === 0) { peg$fail(peg$e8); }
         }
         if (s3 !== peg$FAILED) {
           s3 = peg$parseConditionItem();
@@ -720,7 +733,7 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s4 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e8); }
+        if (peg$silentFails === 0) { peg$fail(peg$e9); }
       }
       if (s4 !== peg$FAILED) {
         s5 = peg$parseAlternative();
@@ -742,7 +755,7 @@ function peg$parse(input, options) {
           peg$currPos++;
         } else {
           s4 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e8); }
+          if (peg$silentFails === 0) { peg$fail(peg$e9); }
         }
         if (s4 !== peg$FAILED) {
           s5 = peg$parseAlternative();
@@ -768,41 +781,160 @@ function peg$parse(input, options) {
   }
 
   function peg$parseAlternative() {
-    let s0, s1, s2, s3, s4, s5;
+    let s0, s1, s2, s3, s4, s5, s6;
 
     s0 = peg$currPos;
     s1 = peg$currPos;
     s2 = [];
-    s3 = peg$parseKeyChar();
-    while (s3 !== peg$FAILED) {
-      s2.push(s3);
-      s3 = peg$parseKeyChar();
+    s3 = input.charAt(peg$currPos);
+    if (peg$r2.test(s3)) {
+      peg$currPos++;
+    } else {
+      s3 = peg$FAILED;
+      if (peg$silentFails === 0) { peg$fail(peg$e10); }
     }
-    s1 = input.substring(s1, peg$currPos);
-    s2 = peg$parseOperator();
-    if (s2 !== peg$FAILED) {
+    if (s3 === peg$FAILED) {
       s3 = peg$currPos;
-      s4 = [];
-      s5 = input.charAt(peg$currPos);
-      if (peg$r2.test(s5)) {
+      if (input.charCodeAt(peg$currPos) === 37) {
+        s4 = peg$c6;
         peg$currPos++;
       } else {
-        s5 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e9); }
+        s4 = peg$FAILED;
+        if (peg$silentFails === 0) { peg$fail(peg$e11); }
       }
-      while (s5 !== peg$FAILED) {
-        s4.push(s5);
-        s5 = input.charAt(peg$currPos);
-        if (peg$r2.test(s5)) {
+      if (s4 !== peg$FAILED) {
+        s5 = peg$currPos;
+        peg$silentFails++;
+        s6 = input.substr(peg$currPos, 2);
+        if (s6.toLowerCase() === peg$c7) {
+          peg$currPos += (2);
+        } else {
+          s6 = peg$FAILED;
+          if (peg$silentFails === 0) { peg$fail(peg$e12); }
+        }
+        if (s6 === peg$FAILED) {
+          s6 = input.substr(peg$currPos, 2);
+          if (s6.toLowerCase() === peg$c8) {
+            peg$currPos += (2);
+          } else {
+            s6 = peg$FAILED;
+            if (peg$silentFails === 0) { peg$fail(peg$e13); }
+          }
+        }
+        peg$silentFails--;
+        if (s6 === peg$FAILED) {
+          s5 = undefined;
+        } else {
+          peg$currPos = s5;
+          s5 = peg$FAILED;
+        }
+        if (s5 !== peg$FAILED) {
+          s4 = [s4, s5];
+          s3 = s4;
+        } else {
+          peg$currPos = s3;
+          s3 = peg$FAILED;
+        }
+      } else {
+        peg$currPos = s3;
+        s3 = peg$FAILED;
+      }
+    }
+    while (s3 !== peg$FAILED) {
+      s2.push(s3);
+      s3 = input.charAt(peg$currPos);
+      if (peg$r2.test(s3)) {
+        peg$currPos++;
+      } else {
+        s3 = peg$FAILED;
+        if (peg$silentFails === 0) { peg$fail(peg$e10); }
+      }
+      if (s3 === peg$FAILED) {
+        s3 = peg$currPos;
+        if (input.charCodeAt(peg$currPos) === 37) {
+          s4 = peg$c6;
           peg$currPos++;
         } else {
-          s5 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e9); }
+          s4 = peg$FAILED;
+          if (peg$silentFails === 0) { peg$fail(peg$e11); }
+        }
+        if (s4 !== peg$FAILED) {
+          s5 = peg$currPos;
+          peg$silentFails++;
+          s6 = input.substr(peg$currPos, 2);
+          if (s6.toLowerCase() === peg$c7) {
+            peg$currPos += (2);
+          } else {
+            s6 = peg$FAILED;
+            if (peg$silentFails === 0) { peg$fail(peg$e12); }
+          }
+          if (s6 === peg$FAILED) {
+            s6 = input.substr(peg$currPos, 2);
+            if (s6.toLowerCase() === peg$c8) {
+              peg$currPos += (2);
+            } else {
+              s6 = peg$FAILED;
+              if (peg$silentFails === 0) { peg$fail(peg$e13); }
+            }
+          }
+          peg$silentFails--;
+          if (s6 === peg$FAILED) {
+            s5 = undefined;
+          } else {
+            peg$currPos = s5;
+            s5 = peg$FAILED;
+          }
+          if (s5 !== peg$FAILED) {
+            s4 = [s4, s5];
+            s3 = s4;
+          } else {
+            peg$currPos = s3;
+            s3 = peg$FAILED;
+          }
+        } else {
+          peg$currPos = s3;
+          s3 = peg$FAILED;
         }
       }
-      s3 = input.substring(s3, peg$currPos);
+    }
+    s1 = input.substring(s1, peg$currPos);
+    s2 = peg$currPos;
+    peg$silentFails++;
+    s3 = input.charAt(peg$currPos);
+    if (peg$r3.test(s3)) {
+      peg$currPos++;
+    } else {
+      s3 = peg$FAILED;
+      if (peg$silentFails === 0) { peg$fail(peg$e14); }
+    }
+    if (s3 === peg$FAILED) {
+      s3 = peg$currPos;
+      peg$silentFails++;
+      if (input.length > peg$currPos) {
+        s4 = input.charAt(peg$currPos);
+        peg$currPos++;
+      } else {
+        s4 = peg$FAILED;
+        if (peg$silentFails === 0) { peg$fail(peg$e6); }
+      }
+      peg$silentFails--;
+      if (s4 === peg$FAILED) {
+        s3 = undefined;
+      } else {
+        peg$currPos = s3;
+        s3 = peg$FAILED;
+      }
+    }
+    peg$silentFails--;
+    if (s3 !== peg$FAILED) {
+      peg$currPos = s2;
+      s2 = undefined;
+    } else {
+      s2 = peg$FAILED;
+    }
+    if (s2 !== peg$FAILED) {
       peg$savedPos = s0;
-      s0 = peg$f7(s1, s2, s3);
+      s0 = peg$f7(s1);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -811,27 +943,66 @@ function peg$parse(input, options) {
       s0 = peg$currPos;
       s1 = peg$currPos;
       s2 = [];
-      s3 = input.charAt(peg$currPos);
-      if (peg$r2.test(s3)) {
-        peg$currPos++;
-      } else {
-        s3 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e9); }
-      }
+      s3 = peg$parseKeyChar();
       while (s3 !== peg$FAILED) {
         s2.push(s3);
+        s3 = peg$parseKeyChar();
+      }
+      s1 = input.substring(s1, peg$currPos);
+      s2 = peg$parseOperator();
+      if (s2 !== peg$FAILED) {
+        s3 = peg$currPos;
+        s4 = [];
+        s5 = input.charAt(peg$currPos);
+        if (peg$r4.test(s5)) {
+          peg$currPos++;
+        } else {
+          s5 = peg$FAILED;
+          if (peg$silentFails === 0) { peg$fail(peg$e15); }
+        }
+        while (s5 !== peg$FAILED) {
+          s4.push(s5);
+          s5 = input.charAt(peg$currPos);
+          if (peg$r4.test(s5)) {
+            peg$currPos++;
+          } else {
+            s5 = peg$FAILED;
+            if (peg$silentFails === 0) { peg$fail(peg$e15); }
+          }
+        }
+        s3 = input.substring(s3, peg$currPos);
+        peg$savedPos = s0;
+        s0 = peg$f8(s1, s2, s3);
+      } else {
+        peg$currPos = s0;
+        s0 = peg$FAILED;
+      }
+      if (s0 === peg$FAILED) {
+        s0 = peg$currPos;
+        s1 = peg$currPos;
+        s2 = [];
         s3 = input.charAt(peg$currPos);
-        if (peg$r2.test(s3)) {
+        if (peg$r4.test(s3)) {
           peg$currPos++;
         } else {
           s3 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e9); }
+          if (peg$silentFails === 0) { peg$fail(peg$e15); }
         }
+        while (s3 !== peg$FAILED) {
+          s2.push(s3);
+          s3 = input.charAt(peg$currPos);
+          if (peg$r4.test(s3)) {
+            peg$currPos++;
+          } else {
+            s3 = peg$FAILED;
+            if (peg$silentFails === 0) { peg$fail(peg$e15); }
+          }
+        }
+        s1 = input.substring(s1, peg$currPos);
+        peg$savedPos = s0;
+        s1 = peg$f9(s1);
+        s0 = s1;
       }
-      s1 = input.substring(s1, peg$currPos);
-      peg$savedPos = s0;
-      s1 = peg$f8(s1);
-      s0 = s1;
     }
 
     return s0;
@@ -841,7 +1012,7 @@ function peg$parse(input, options) {
     let s0, s1, s2, s3;
 
     s0 = input.charAt(peg$currPos);
-    if (peg$r3.test(s0)) {
+    if (peg$r2.test(s0)) {
       peg$currPos++;
     } else {
       s0 = peg$FAILED;
@@ -849,25 +1020,31 @@ function peg$parse(input, options) {
     }
     if (s0 === peg$FAILED) {
       s0 = peg$currPos;
-      s1 = peg$currPos;
-      peg$silentFails++;
-      s2 = peg$parseOperator();
-      peg$silentFails--;
-      if (s2 === peg$FAILED) {
-        s1 = undefined;
+      if (input.charCodeAt(peg$currPos) === 37) {
+        s1 = peg$c6;
+        peg$currPos++;
       } else {
-        peg$currPos = s1;
         s1 = peg$FAILED;
+        if (peg$silentFails === 0) { peg$fail(peg$e11); }
       }
       if (s1 !== peg$FAILED) {
         s2 = peg$currPos;
         peg$silentFails++;
-        if (input.charCodeAt(peg$currPos) === 33) {
-          s3 = peg$c6;
-          peg$currPos++;
+        s3 = input.substr(peg$currPos, 2);
+        if (s3.toLowerCase() === peg$c7) {
+          peg$currPos += (2);
         } else {
           s3 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e11); }
+          if (peg$silentFails === 0) { peg$fail(peg$e12); }
+        }
+        if (s3 === peg$FAILED) {
+          s3 = input.substr(peg$currPos, 2);
+          if (s3.toLowerCase() === peg$c8) {
+            peg$currPos += (2);
+          } else {
+            s3 = peg$FAILED;
+            if (peg$silentFails === 0) { peg$fail(peg$e13); }
+          }
         }
         peg$silentFails--;
         if (s3 === peg$FAILED) {
@@ -877,20 +1054,8 @@ function peg$parse(input, options) {
           s2 = peg$FAILED;
         }
         if (s2 !== peg$FAILED) {
-          s3 = input.charAt(peg$currPos);
-          if (peg$r2.test(s3)) {
-            peg$currPos++;
-          } else {
-            s3 = peg$FAILED;
-            if (peg$silentFails === 0) { peg$fail(peg$e9); }
-          }
-          if (s3 !== peg$FAILED) {
-            peg$savedPos = s0;
-            s0 = peg$f9(s3);
-          } else {
-            peg$currPos = s0;
-            s0 = peg$FAILED;
-          }
+          s1 = [s1, s2];
+          s0 = s1;
         } else {
           peg$currPos = s0;
           s0 = peg$FAILED;
@@ -907,37 +1072,37 @@ function peg$parse(input, options) {
   function peg$parseOperator() {
     let s0, s1;
 
-    if (input.substr(peg$currPos, 2) === peg$c7) {
-      s0 = peg$c7;
+    if (input.substr(peg$currPos, 2) === peg$c9) {
+      s0 = peg$c9;
       peg$currPos += 2;
     } else {
       s0 = peg$FAILED;
-      if (peg$silentFails === 0) { peg$fail(peg$e12); }
+      if (peg$silentFails === 0) { peg$fail(peg$e16); }
     }
     if (s0 === peg$FAILED) {
-      if (input.substr(peg$currPos, 2) === peg$c8) {
-        s0 = peg$c8;
+      if (input.substr(peg$currPos, 2) === peg$c10) {
+        s0 = peg$c10;
         peg$currPos += 2;
       } else {
         s0 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e13); }
+        if (peg$silentFails === 0) { peg$fail(peg$e17); }
       }
       if (s0 === peg$FAILED) {
-        if (input.substr(peg$currPos, 2) === peg$c9) {
-          s0 = peg$c9;
+        if (input.substr(peg$currPos, 2) === peg$c11) {
+          s0 = peg$c11;
           peg$currPos += 2;
         } else {
           s0 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e14); }
+          if (peg$silentFails === 0) { peg$fail(peg$e18); }
         }
         if (s0 === peg$FAILED) {
           s0 = peg$currPos;
           s1 = input.substr(peg$currPos, 4);
-          if (s1.toLowerCase() === peg$c10) {
+          if (s1.toLowerCase() === peg$c12) {
             peg$currPos += (4);
           } else {
             s1 = peg$FAILED;
-            if (peg$silentFails === 0) { peg$fail(peg$e15); }
+            if (peg$silentFails === 0) { peg$fail(peg$e19); }
           }
           if (s1 !== peg$FAILED) {
             peg$savedPos = s0;
@@ -947,11 +1112,11 @@ function peg$parse(input, options) {
           if (s0 === peg$FAILED) {
             s0 = peg$currPos;
             s1 = input.substr(peg$currPos, 4);
-            if (s1.toLowerCase() === peg$c11) {
+            if (s1.toLowerCase() === peg$c13) {
               peg$currPos += (4);
             } else {
               s1 = peg$FAILED;
-              if (peg$silentFails === 0) { peg$fail(peg$e16); }
+              if (peg$silentFails === 0) { peg$fail(peg$e20); }
             }
             if (s1 !== peg$FAILED) {
               peg$savedPos = s0;
@@ -960,20 +1125,20 @@ function peg$parse(input, options) {
             s0 = s1;
             if (s0 === peg$FAILED) {
               s0 = input.charAt(peg$currPos);
-              if (peg$r4.test(s0)) {
+              if (peg$r5.test(s0)) {
                 peg$currPos++;
               } else {
                 s0 = peg$FAILED;
-                if (peg$silentFails === 0) { peg$fail(peg$e17); }
+                if (peg$silentFails === 0) { peg$fail(peg$e21); }
               }
               if (s0 === peg$FAILED) {
                 s0 = peg$currPos;
                 s1 = input.substr(peg$currPos, 4);
-                if (s1.toLowerCase() === peg$c12) {
+                if (s1.toLowerCase() === peg$c14) {
                   peg$currPos += (4);
                 } else {
                   s1 = peg$FAILED;
-                  if (peg$silentFails === 0) { peg$fail(peg$e18); }
+                  if (peg$silentFails === 0) { peg$fail(peg$e22); }
                 }
                 if (s1 !== peg$FAILED) {
                   peg$savedPos = s0;
@@ -983,11 +1148,11 @@ function peg$parse(input, options) {
                 if (s0 === peg$FAILED) {
                   s0 = peg$currPos;
                   s1 = input.substr(peg$currPos, 4);
-                  if (s1.toLowerCase() === peg$c13) {
+                  if (s1.toLowerCase() === peg$c15) {
                     peg$currPos += (4);
                   } else {
                     s1 = peg$FAILED;
-                    if (peg$silentFails === 0) { peg$fail(peg$e19); }
+                    if (peg$silentFails === 0) { peg$fail(peg$e23); }
                   }
                   if (s1 !== peg$FAILED) {
                     peg$savedPos = s0;
@@ -997,11 +1162,11 @@ function peg$parse(input, options) {
                   if (s0 === peg$FAILED) {
                     s0 = peg$currPos;
                     s1 = input.substr(peg$currPos, 4);
-                    if (s1.toLowerCase() === peg$c14) {
+                    if (s1.toLowerCase() === peg$c16) {
                       peg$currPos += (4);
                     } else {
                       s1 = peg$FAILED;
-                      if (peg$silentFails === 0) { peg$fail(peg$e20); }
+                      if (peg$silentFails === 0) { peg$fail(peg$e24); }
                     }
                     if (s1 !== peg$FAILED) {
                       peg$savedPos = s0;
@@ -1011,11 +1176,11 @@ function peg$parse(input, options) {
                     if (s0 === peg$FAILED) {
                       s0 = peg$currPos;
                       s1 = input.substr(peg$currPos, 6);
-                      if (s1.toLowerCase() === peg$c15) {
+                      if (s1.toLowerCase() === peg$c17) {
                         peg$currPos += (6);
                       } else {
                         s1 = peg$FAILED;
-                        if (peg$silentFails === 0) { peg$fail(peg$e21); }
+                        if (peg$silentFails === 0) { peg$fail(peg$e25); }
                       }
                       if (s1 !== peg$FAILED) {
                         peg$savedPos = s0;
@@ -1025,11 +1190,11 @@ function peg$parse(input, options) {
                       if (s0 === peg$FAILED) {
                         s0 = peg$currPos;
                         s1 = input.substr(peg$currPos, 6);
-                        if (s1.toLowerCase() === peg$c16) {
+                        if (s1.toLowerCase() === peg$c18) {
                           peg$currPos += (6);
                         } else {
                           s1 = peg$FAILED;
-                          if (peg$silentFails === 0) { peg$fail(peg$e22); }
+                          if (peg$silentFails === 0) { peg$fail(peg$e26); }
                         }
                         if (s1 !== peg$FAILED) {
                           peg$savedPos = s0;
@@ -1039,11 +1204,11 @@ function peg$parse(input, options) {
                         if (s0 === peg$FAILED) {
                           s0 = peg$currPos;
                           s1 = input.substr(peg$currPos, 3);
-                          if (s1.toLowerCase() === peg$c17) {
+                          if (s1.toLowerCase() === peg$c19) {
                             peg$currPos += (3);
                           } else {
                             s1 = peg$FAILED;
-                            if (peg$silentFails === 0) { peg$fail(peg$e23); }
+                            if (peg$silentFails === 0) { peg$fail(peg$e27); }
                           }
                           if (s1 !== peg$FAILED) {
                             peg$savedPos = s0;
@@ -1053,11 +1218,11 @@ function peg$parse(input, options) {
                           if (s0 === peg$FAILED) {
                             s0 = peg$currPos;
                             s1 = input.substr(peg$currPos, 3);
-                            if (s1.toLowerCase() === peg$c18) {
+                            if (s1.toLowerCase() === peg$c20) {
                               peg$currPos += (3);
                             } else {
                               s1 = peg$FAILED;
-                              if (peg$silentFails === 0) { peg$fail(peg$e24); }
+                              if (peg$silentFails === 0) { peg$fail(peg$e28); }
                             }
                             if (s1 !== peg$FAILED) {
                               peg$savedPos = s0;
@@ -1089,7 +1254,7 @@ function peg$parse(input, options) {
       peg$currPos++;
     } else {
       s1 = peg$FAILED;
-      if (peg$silentFails === 0) { peg$fail(peg$e6); }
+      if (peg$silentFails === 0) { peg$fail(peg$e7); }
     }
     if (s1 !== peg$FAILED) {
       s2 = peg$currPos;
@@ -1099,7 +1264,7 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s3 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e0); }
+        if (peg$silentFails === 0) { peg$fail(peg$e1); }
       }
       if (s3 === peg$FAILED) {
         s3 = peg$currPos;
@@ -1109,7 +1274,7 @@ function peg$parse(input, options) {
           peg$currPos++;
         } else {
           s4 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e5); }
+          if (peg$silentFails === 0) { peg$fail(peg$e6); }
         }
         peg$silentFails--;
         if (s4 === peg$FAILED) {
@@ -1149,7 +1314,7 @@ function peg$parse(input, options) {
           peg$currPos++;
         } else {
           s3 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e7); }
+          if (peg$silentFails === 0) { peg$fail(peg$e8); }
         }
         if (s3 !== peg$FAILED) {
           s3 = peg$parseMetaItem();
@@ -1178,20 +1343,20 @@ function peg$parse(input, options) {
     s1 = peg$currPos;
     s2 = [];
     s3 = input.charAt(peg$currPos);
-    if (peg$r5.test(s3)) {
+    if (peg$r6.test(s3)) {
       peg$currPos++;
     } else {
       s3 = peg$FAILED;
-      if (peg$silentFails === 0) { peg$fail(peg$e25); }
+      if (peg$silentFails === 0) { peg$fail(peg$e29); }
     }
     while (s3 !== peg$FAILED) {
       s2.push(s3);
       s3 = input.charAt(peg$currPos);
-      if (peg$r5.test(s3)) {
+      if (peg$r6.test(s3)) {
         peg$currPos++;
       } else {
         s3 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e25); }
+        if (peg$silentFails === 0) { peg$fail(peg$e29); }
       }
     }
     s1 = input.substring(s1, peg$currPos);
@@ -1200,20 +1365,20 @@ function peg$parse(input, options) {
       s3 = peg$currPos;
       s4 = [];
       s5 = input.charAt(peg$currPos);
-      if (peg$r6.test(s5)) {
+      if (peg$r7.test(s5)) {
         peg$currPos++;
       } else {
         s5 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e26); }
+        if (peg$silentFails === 0) { peg$fail(peg$e30); }
       }
       while (s5 !== peg$FAILED) {
         s4.push(s5);
         s5 = input.charAt(peg$currPos);
-        if (peg$r6.test(s5)) {
+        if (peg$r7.test(s5)) {
           peg$currPos++;
         } else {
           s5 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e26); }
+          if (peg$silentFails === 0) { peg$fail(peg$e30); }
         }
       }
       s3 = input.substring(s3, peg$currPos);
@@ -1228,21 +1393,21 @@ function peg$parse(input, options) {
       s1 = peg$currPos;
       s2 = [];
       s3 = input.charAt(peg$currPos);
-      if (peg$r6.test(s3)) {
+      if (peg$r7.test(s3)) {
         peg$currPos++;
       } else {
         s3 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e26); }
+        if (peg$silentFails === 0) { peg$fail(peg$e30); }
       }
       if (s3 !== peg$FAILED) {
         while (s3 !== peg$FAILED) {
           s2.push(s3);
           s3 = input.charAt(peg$currPos);
-          if (peg$r6.test(s3)) {
+          if (peg$r7.test(s3)) {
             peg$currPos++;
           } else {
             s3 = peg$FAILED;
-            if (peg$silentFails === 0) { peg$fail(peg$e26); }
+            if (peg$silentFails === 0) { peg$fail(peg$e30); }
           }
         }
       } else {
