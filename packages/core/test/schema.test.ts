@@ -1,5 +1,5 @@
 import { createService, MemoryStorage, type JsonSchema } from '@resourcery/core';
-import { parseUri, type Condition } from '@resourcery/core/storage';
+import { parseUri, type AnyOf, type Condition } from '@resourcery/core/storage';
 
 const schema: JsonSchema = {
   type: 'object',
@@ -90,6 +90,41 @@ describe('condition values are converted to the declared type', () => {
 
   test('a property of an object without declared properties is not checked', async () => {
     expect(await ids('/Person/Extra.Any=1')).toEqual([1]);
+  });
+});
+
+describe('alternatives (`|`) are typed each by its own locator, an IN list by the one it repeats', () => {
+  test('an IN list of numbers, of strings, and alternatives on several properties', async () => {
+    const { person } = setUp();
+    const values = (uri: string) => (person.query(parseUri(uri)).conditions[0] as AnyOf).anyOf.map((c) => [c.locator.text, c.value]);
+    expect(values('/Person/Id=1|2')).toEqual([
+      ['Id', { kind: 'raw', text: '1', number: 1 }],
+      ['Id', { kind: 'raw', text: '2', number: 2 }],
+    ]);
+    expect(values("/Person/Zip=02139|'10001'|null")).toEqual([
+      ['Zip', { kind: 'string', value: '02139' }],
+      ['Zip', { kind: 'string', value: '10001' }],
+      ['Zip', { kind: 'null' }],
+    ]);
+    expect(values('/Person/Age=30|Name=123|7|Age=7')).toEqual([
+      ['Age', { kind: 'raw', text: '30', number: 30 }],
+      ['Name', { kind: 'string', value: '123' }],
+      ['Name', { kind: 'string', value: '7' }],
+      ['Age', { kind: 'raw', text: '7', number: 7 }],
+    ]);
+    expect(await ids('/Person/Zip=02139|10001')).toEqual([1, 2]);
+    expect(await ids('/Person/Age=30|Name=123|Age=99')).toEqual([1, 2]);
+  });
+
+  test.each([
+    ['Id=1|2|abc', 400, 'InvalidConditionValueType', "'abc' in condition 'Id=abc'"],
+    ['Id=1|Age=3.5', 400, 'InvalidConditionValueType', "'3.5' in condition 'Age=3.5'"],
+    ['Name=x|Age=1|2|x', 400, 'InvalidConditionValueType', "'x' in condition 'Age=x'"],
+    ['Id=1|2|Nope=3', 404, 'UnknownProperty', "Unknown property 'Nope' in condition 'Nope=3'"],
+  ])('%s is a %s naming the alternative', async (condition, status, code, message) => {
+    const res = await get(`/Person/${condition}`);
+    expect([res.status, res.body.ErrorCode]).toEqual([status, code]);
+    expect(res.body.Message).toContain(message);
   });
 });
 

@@ -57,8 +57,11 @@ function compileItem(item: ConditionItem): Predicate {
       return typeof v === 'string' && values.has(v);
     };
   }
-  const tests = alternatives.map(compileCondition);
+  // Compiled when first run: a storage that applies the conditions itself (SQL's `= ANY`)
+  // never runs the predicate, and an IN list is new in most requests.
+  let tests: Predicate[] | undefined;
   return (e) => {
+    tests ??= alternatives.map(compileCondition);
     for (const t of tests) if (t(e)) return true;
     return false;
   };

@@ -19,9 +19,17 @@ export type JsonSchema = {
  */
 export function typeConditions(conditions: readonly ConditionItem[], schema: JsonSchema | undefined): readonly ConditionItem[] {
   if (!schema?.properties) return conditions;
+  // The alternatives of an IN list share one Locator (`Id=1|2|3`): its type is looked up once.
+  let locator: Locator | undefined;
+  let type: string | undefined;
   const typed = (c: Condition): Condition => {
-    const type = schemaTypeAt(schema, c.locator.segments, `condition '${c.text}'`);
-    return type === undefined ? c : { ...c, value: convert(c.value, type, c.text) };
+    if (c.locator !== locator) {
+      type = schemaTypeAt(schema, c.locator.segments, `condition '${c.text}'`);
+      locator = c.locator;
+    }
+    if (type === undefined) return c;
+    const value = convert(c.value, type, c.text);
+    return value === c.value ? c : { ...c, value };
   };
   return conditions.map((c) => ('anyOf' in c ? { ...c, anyOf: c.anyOf.map(typed) } : typed(c)));
 }
@@ -77,8 +85,11 @@ function typesOf(schema: JsonSchema | undefined): string[] {
 function convert(value: Literal, type: string, text: string): Literal {
   if (value.kind === 'null') return value;
   const raw = value.kind === 'string' ? value.value : value.text;
+  // A literal already in its typed form is returned as it is (literals are immutable), so an
+  // IN list of numbers or strings is typed without a copy of each alternative.
   switch (type) {
     case 'string':
+      if (value.kind === 'string') return value;
       // A date literal keeps comparing by time with strings that hold ISO dates.
       return value.kind === 'raw' && value.date !== undefined
         ? { kind: 'raw', text: raw, date: value.date }
@@ -86,7 +97,9 @@ function convert(value: Literal, type: string, text: string): Literal {
     case 'number':
     case 'integer':
       if (value.kind === 'raw' && value.number !== undefined && (type === 'number' || Number.isInteger(value.number)))
-        return { kind: 'raw', text: raw, number: value.number };
+        return value.asText === undefined && value.boolean === undefined && value.date === undefined
+          ? value
+          : { kind: 'raw', text: raw, number: value.number };
       break;
     case 'boolean':
       if (value.kind === 'raw' && value.boolean !== undefined) return { kind: 'raw', text: raw, boolean: value.boolean };
