@@ -21,12 +21,10 @@ import { storageWrite } from '../storage/clock.js';
  * only when the operation asks (a GET does neither, so it makes no closures for them).
  */
 export class Operating implements OperationContext {
-  readonly searchBudget: number;
-  readonly derived: DerivedLimits;
-  readonly ifMatch?: string[];
-  readonly ifNoneMatch?: string[];
   private reading: Promise<Entity[]> | undefined;
   private authorizing: ((resource: string, method: string) => void) | undefined;
+  /** If-Match and If-None-Match, parsed when a write first asks (a GET never does). */
+  private conditions: { ifMatch?: string[]; ifNoneMatch?: string[] } | undefined;
 
   constructor(
     private readonly host: PipelineHost,
@@ -37,12 +35,25 @@ export class Operating implements OperationContext {
     readonly rows: RowRule | null,
     private readonly output: Negotiated,
   ) {
-    this.searchBudget = host.options.searchBudget;
-    this.derived = host.options;
-    if (query.meta.add !== null || query.meta.select !== null) checkLocators(query.meta, this.derived);
-    const conditions = writeConditions(ctx);
-    this.ifMatch = conditions.ifMatch;
-    this.ifNoneMatch = conditions.ifNoneMatch;
+    if (query.meta.add !== null || query.meta.select !== null) checkLocators(query.meta, host.options);
+  }
+
+  // Read from the service's options and the request when asked, not copied into every
+  // request's Operating: a GET reads the budgets once and the write conditions never.
+  get searchBudget(): number {
+    return this.host.options.searchBudget;
+  }
+
+  get derived(): DerivedLimits {
+    return this.host.options;
+  }
+
+  get ifMatch(): string[] | undefined {
+    return (this.conditions ??= writeConditions(this.ctx)).ifMatch;
+  }
+
+  get ifNoneMatch(): string[] | undefined {
+    return (this.conditions ??= writeConditions(this.ctx)).ifNoneMatch;
   }
 
   /** Whether a GET's answer is written one entity at a time (SelectQuery.stream); read by GET only. */

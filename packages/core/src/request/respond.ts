@@ -1,6 +1,6 @@
 // An operation's result as the response the adapters write: the status, Content-Type,
 // ETag, a download's Content-Disposition, and the body the negotiated content type writes.
-import type { ContentType } from '../content-types/content-type.js';
+import type { ContentType, WriteContext } from '../content-types/content-type.js';
 import type { Negotiated } from '../content-types/protocols.js';
 import type { Resource } from '../model/resources.js';
 import type { Result } from '../operations/results.js';
@@ -37,8 +37,20 @@ export function respond(ctx: RequestContext, resource: Resource, output: Negotia
   if (type.extension) headers['content-disposition'] = attachment(`${resource.name}_${stamp(ctx.time)}.${type.extension}`);
   // HEAD answers with the headers a GET would have, and no body.
   if (ctx.method === 'HEAD') return { status, headers, body: null };
-  const body = type.write!(result, { params: output.params, elapsedMs: () => ctx.elapsedMs() });
+  const body = type.write!(result, new Writing(output.params, ctx));
   return { status, headers, body };
+}
+
+/** What the content type writes with: one object a response, not an object and a closure. */
+class Writing implements WriteContext {
+  constructor(
+    readonly params: Record<string, string>,
+    private readonly ctx: RequestContext,
+  ) {}
+
+  elapsedMs(): number {
+    return this.ctx.elapsedMs();
+  }
 }
 
 /** Content-Type values, made once per content type rather than once per response. */
