@@ -164,5 +164,19 @@ export async function measure(load, targets, { rounds, duration, warmup, connect
     rps: Object.fromEntries(names.map((n) => [n, median(figures[n])])),
     perCpuSecond: Object.fromEntries(names.map((n) => [n, med(perCpu[n])])),
     rounds: figures,
+    cpuRounds: perCpu,
+  };
+}
+
+/** Several `measure` results of the same servers as one: every round of each in the medians. */
+export function mergeMeasures(parts) {
+  const names = Object.keys(parts[0].rps);
+  const all = (key, n) => parts.flatMap((p) => p[key][n]);
+  const med = (xs) => (xs.length ? median(xs) : null);
+  return {
+    rps: Object.fromEntries(names.map((n) => [n, median(all('rounds', n))])),
+    perCpuSecond: Object.fromEntries(names.map((n) => [n, med(all('cpuRounds', n))])),
+    rounds: Object.fromEntries(names.map((n) => [n, all('rounds', n)])),
+    cpuRounds: Object.fromEntries(names.map((n) => [n, all('cpuRounds', n)])),
   };
 }
