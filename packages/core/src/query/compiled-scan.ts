@@ -316,14 +316,16 @@ function severalKeys(first: string, later: ((v: string) => string)[], descending
   // The first character of the second key, `h` for a pending item's, `f` for the last kept
   // item's: an item that ties on the first key and loses on that character is passed over
   // without a call (compareStrings orders two units by their difference when either is below
-  // U+D800). `never` stands for a value that is no string or is empty: it passes nothing over.
+  // U+D800). A value that is no string or is empty stands as `never` for `h` and `none` for `f`:
+  // then nothing is passed over.
   const up = descending[1] !== 'd';
   const never = up ? '-1' : '0x10ffff';
+  const none = up ? '0x10ffff' : '-1';
   const loses = up ? 'h > f && f < 0xd800' : 'h < f && h < 0xd800';
   const head = `const out = []; ${keys.map((_, j) => `const K${j} = [];`).join(' ')} const k = a;
       if (k <= 0) return out;
       const PE = []; const PV = []; ${later.map((_, j) => `const PW${j} = [];`).join(' ')} const PH = [];
-      let np = 0; let full = false; let t; let f = ${up ? '0x10ffff' : '-1'};`;
+      let np = 0; let full = false; let t; let f = ${none};`;
   // Settles the pending items, in order: `x` and `p` (the entity and its first key) are theirs.
   // Their other keys are read first, all of them, then the first characters: loads that do
   // not wait on each other, where reading them one item at a time waited on each.
@@ -349,7 +351,7 @@ function severalKeys(first: string, later: ((v: string) => string)[], descending
           full = true;
           t = K0[k - 1];
           const l = K1[k - 1];
-          f = typeof l === 'string' && l.length !== 0 ? l.charCodeAt(0) : ${up ? '0x10ffff' : '-1'};
+          f = typeof l === 'string' && l.length !== 0 ? l.charCodeAt(0) : ${none};
         }
       }
       np = 0;`;
