@@ -79,3 +79,45 @@ describe('a service answers by the headers and Accept of each request, whatever 
     ]);
   });
 });
+
+describe('a resource reuses the query it compiled last only for the same parse', () => {
+  const service = createService();
+  const people = [
+    { id: 7, Name: 'Ada', Age: 36 },
+    { id: 8, Name: 'Alan', Age: 41 },
+  ];
+  service.addResource({ name: 'Person', storage: new MemoryStorage(people) });
+  service.addResource({ name: 'Pet', storage: new MemoryStorage([{ id: 7, Name: 'Rex' }]) });
+  const get = async (uri: string) => {
+    const r = await service.handle({ method: 'GET', uri, headers: { accept: 'application/json;raw=true' }, body: null, basePath: '' });
+    return `${r.status} ${r.headers.etag === undefined ? 'no-etag' : 'etag'} ${typeof r.body === 'string' ? r.body : ''}`;
+  };
+
+  test('alternating URIs, resources, a projection and a refused query each get their own answer', async () => {
+    const asked = [
+      '/Person/id=7',
+      '/Person/id=8',
+      '/Person/id=7',
+      '/Pet/id=7',
+      '/Person/id=7/select=Name',
+      '/Person/id=7/order=Nope&select=Nope',
+      '/Person/id=7',
+      '/Person/id=7/select=Name',
+      '/Person/Age>30/select=Name',
+    ];
+    const answers = [];
+    for (const uri of asked) answers.push(await get(uri));
+    expect(answers).toEqual([
+      '200 etag [{"id":7,"Name":"Ada","Age":36}]',
+      '200 etag [{"id":8,"Name":"Alan","Age":41}]',
+      '200 etag [{"id":7,"Name":"Ada","Age":36}]',
+      '200 etag [{"id":7,"Name":"Rex"}]',
+      // One entity projected: still the stored entity's version.
+      '200 etag [{"Name":"Ada"}]',
+      expect.stringMatching(/^400 no-etag /),
+      '200 etag [{"id":7,"Name":"Ada","Age":36}]',
+      '200 etag [{"Name":"Ada"}]',
+      '200 no-etag [{"Name":"Ada"},{"Name":"Alan"}]',
+    ]);
+  });
+});

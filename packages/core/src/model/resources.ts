@@ -130,6 +130,9 @@ export class Resource {
   readonly key: readonly string[] | null;
   private readonly validator?: Validate;
   private readonly compiled = new WeakMap<ParsedUri, CompiledQuery>();
+  /** The parse compiled last, and its query: a repeated URI is answered without a WeakMap probe (docs/performance.md). */
+  private lastParsed: ParsedUri | undefined;
+  private lastCompiled: CompiledQuery | undefined;
   /** A binary resource's reader and content type (docs/binary-resources.md). */
   readonly binary?: BinaryResourceDefinition;
   /** Generated scans for this resource's queries (the service's `compiledQueries`, docs/performance.md). */
@@ -209,6 +212,7 @@ export class Resource {
       const ruled = compileQuery([...rule.conditions, ...q.conditions], q.meta, this.generate);
       return q.through === undefined ? ruled : { ...ruled, through: q.through };
     }
+    if (parsed === this.lastParsed) return this.lastCompiled!;
     let q = this.compiled.get(parsed);
     if (q === undefined) {
       const view = this.view(parsed.view);
@@ -222,6 +226,8 @@ export class Resource {
       if (through.length > 0) q = { ...q, through };
       this.compiled.set(parsed, q);
     }
+    this.lastParsed = parsed;
+    this.lastCompiled = q;
     return q;
   }
 

@@ -115,11 +115,27 @@ function readLocators(resource: Resource, q: CompiledQuery, nothingElse: boolean
  */
 export function outputOf(result: SelectResult, plan: ReadPlan): Eventually<Entity[] | Streamed> {
   const q = plan.searching && result.conditionsApplied ? { ...plan.query, search: null } : plan.query;
-  const options = { conditionsApplied: result.conditionsApplied, pagingApplied: plan.push && result.pagingApplied };
+  const options = applied(result.conditionsApplied === true, plan.push && result.pagingApplied === true);
   if (plan.streams && !Array.isArray(result.entities) && options.conditionsApplied && options.pagingApplied)
     return streamed(result.entities as AsyncIterable<Entity>, q.project);
   if (Array.isArray(result.entities)) return evaluateScanning(visible(result.entities as Entity[], plan.filter), q, options, plan.budget);
   return evaluateCollected(result.entities, q, plan.filter, options, plan.budget);
+}
+
+/**
+ * What the storage applied, as evaluate's options: one shared object for each of the four
+ * cases instead of a new one a GET (each object on a small GET's path costs it time in a
+ * busy server, docs/performance.md). Never changed: a step that needs others copies.
+ */
+const APPLIED: readonly EvaluateOptions[] = [
+  Object.freeze({ conditionsApplied: false, pagingApplied: false }),
+  Object.freeze({ conditionsApplied: true, pagingApplied: false }),
+  Object.freeze({ conditionsApplied: false, pagingApplied: true }),
+  Object.freeze({ conditionsApplied: true, pagingApplied: true }),
+];
+
+function applied(conditions: boolean, paging: boolean): EvaluateOptions {
+  return APPLIED[(conditions ? 1 : 0) + (paging ? 2 : 0)];
 }
 
 /** outputOf for a storage that answers through a promise. */

@@ -134,7 +134,8 @@ async function readAfterHook(op: OperationContext): Promise<Result> {
 
 function read(op: OperationContext): Eventually<Result> {
   if (op.query.meta.embed !== null) return readEmbedded(op);
-  const provenance: Provenance = { projected: 0 };
+  // Which stored entity a projection came from (its ETag): only a projecting query needs one.
+  const provenance: Provenance | undefined = op.query.project === null ? undefined : { projected: 0 };
   // An afterRead hook takes the whole array.
   const stream = !op.resource.hooks.afterRead && op.stream === true;
   const settings = { rows: op.rows, budget: budgetsOf(op), provenance, stream };
@@ -153,11 +154,15 @@ function relatedReads(op: OperationContext): RelatedReads {
   return { caller: op.caller, authorize: op.authorize, select: selectOutput, budget: budgetsOf(op) };
 }
 
-async function readLater(op: OperationContext, selected: PromiseLike<Entity[] | Streamed>, provenance: Provenance): Promise<Result> {
+async function readLater(
+  op: OperationContext,
+  selected: PromiseLike<Entity[] | Streamed>,
+  provenance: Provenance | undefined,
+): Promise<Result> {
   return readResult(op, await selected, provenance);
 }
 
-function readResult(op: OperationContext, selected: Entity[] | Streamed, provenance: Provenance): Eventually<Result> {
+function readResult(op: OperationContext, selected: Entity[] | Streamed, provenance: Provenance | undefined): Eventually<Result> {
   if (selected instanceof Streamed) return { kind: 'stream', entities: selected.entities };
   const version = selected.length === 1 ? versionOfOutput(op.resource, op.query, selected[0], provenance) : undefined;
   return op.resource.hooks.afterRead ? afterReadHook(op, selected, version) : entitiesResult(selected, version);
@@ -177,10 +182,10 @@ function entitiesResult(entities: Entity[], version: string | undefined): Result
  * when unprojected, else the one entity projected; undefined when that cannot be told
  * (distinct, a toOutput hook, or an order on an output property that projected several).
  */
-function versionOfOutput(resource: Resource, q: CompiledQuery, output: Entity, provenance: Provenance): string | undefined {
+function versionOfOutput(resource: Resource, q: CompiledQuery, output: Entity, provenance: Provenance | undefined): string | undefined {
   if (q.meta.distinct || resource.definition.toOutput) return undefined;
   if (q.project === null) return entityVersion(resource.storage, output);
-  return provenance.projected === 1 ? entityVersion(resource.storage, provenance.stored!) : undefined;
+  return provenance?.projected === 1 ? entityVersion(resource.storage, provenance.stored!) : undefined;
 }
 
 export const report: Operation = async (op) => {

@@ -56,12 +56,19 @@ class Writing implements WriteContext {
 /** Content-Type values, made once per content type rather than once per response. */
 const contentTypeHeaders = new WeakMap<ContentType, string>();
 
+/** The type asked last and its header: most responses of a server are of one type, and skip the WeakMap. */
+let lastType: ContentType | undefined;
+let lastHeader = '';
+
 function contentTypeHeader(type: ContentType): string {
+  if (type === lastType) return lastHeader;
   let header = contentTypeHeaders.get(type);
   if (header === undefined) {
     header = type.mimeType === 'application/json' || type.mimeType.startsWith('text/') ? `${type.mimeType}; charset=utf-8` : type.mimeType;
     contentTypeHeaders.set(type, header);
   }
+  lastType = type;
+  lastHeader = header;
   return header;
 }
 
