@@ -118,6 +118,62 @@ describe('select: the listed properties, in the listed order, spelled as the dat
   test('a property the entity lacks is output as null', () => {
     expect(run(people, 'Id=2', 'select=Id,Nope')).toEqual([{ Id: 2, Nope: null }]);
   });
+
+  test('an entity that is its own output already (a row a storage cut) is output as it is; any other is picked', () => {
+    const cut = { Id: 1, Name: 'Ann' };
+    const inherited = Object.assign(Object.create({ Name: 'Ann' }), { Id: 1 });
+    const project = compile('_', 'select=Id,Name').project!;
+    expect(project(cut)).toBe(cut);
+    // Not its own output: another order, another spelling, a key more or less, an inherited key.
+    const others: Array<[Entity, Array<[string, unknown]>]> = [
+      [
+        { Name: 'Ann', Id: 1 },
+        [
+          ['Id', 1],
+          ['Name', 'Ann'],
+        ],
+      ],
+      [
+        { id: 1, Name: 'Ann' },
+        [
+          ['id', 1],
+          ['Name', 'Ann'],
+        ],
+      ],
+      [
+        { Id: 1, Name: 'Ann', Age: 3 },
+        [
+          ['Id', 1],
+          ['Name', 'Ann'],
+        ],
+      ],
+      [
+        { Id: 1 },
+        [
+          ['Id', 1],
+          ['Name', null],
+        ],
+      ],
+      [
+        inherited,
+        [
+          ['Id', 1],
+          ['Name', null],
+        ],
+      ],
+    ];
+    for (const [entity, entries] of others) {
+      const out = project(entity);
+      expect(out).not.toBe(entity);
+      expect(Object.entries(out)).toEqual(entries);
+    }
+    // A name listed twice is output once.
+    expect(compile('_', 'select=Id,Name,Id').project!(cut)).not.toBe(cut);
+    expect(Object.keys(compile('_', 'select=Id,Name,Id').project!(cut))).toEqual(['Id', 'Name']);
+    // A dotted name is a path, not a key.
+    const flat = { 'Address.City': 'Oslo' };
+    expect(compile('_', 'select=Address.City').project!(flat)).not.toBe(flat);
+  });
 });
 
 describe('add: derived values appended under their canonical name, whatever select lists', () => {

@@ -51,10 +51,12 @@ export class Spellings {
  * as a scalar subquery on `row` (alias with `body` and `doc`), or null when not worth it or
  * not exact here: a dotted locator (the value is mostly an object, whose key order only
  * the stored text keeps, and the dotted text may be a key of its own), a name that is not
- * printable ASCII, too many case variants to rule out. A row is cut only when it has no
- * other spelling of a selected name than the one looked up (so the Locator, which takes
- * the first matching key in key order, finds that one) and no object or array there;
- * any other row comes whole. `doc` is detoasted once (`|| '{}'`), not once per lookup.
+ * printable ASCII, too many case variants to rule out. A row is cut only when the Locator
+ * would read the spelling looked up (it takes the key spelt as select spells it, else the
+ * first matching key in key order, which jsonb does not keep): the row holds that spelling
+ * and select spells it so, or the row has no other spelling of the name; and no object or
+ * array there. Any other row comes whole. `doc` is detoasted once (`|| '{}'`), not once
+ * per lookup.
  */
 export function projectedBody(locators: readonly Locator[], row: string, params: Params, known: Spellings): string | null {
   if (locators.some((l) => l.isDotted || !/^[\x20-\x7e]+$/.test(l.text))) return null;
@@ -69,7 +71,13 @@ export function projectedBody(locators: readonly Locator[], row: string, params:
     budget -= forms.length;
     const others = forms.filter((f) => f !== name);
     const key = params.add(name);
-    if (others.length > 0) tests.push(`NOT x.d ?| (${params.add(pgArray(others))})::text[]`);
+    // A row holding the spelling every locator of this name uses is exact whatever other
+    // spellings it has: one lookup, where ruling the others out costs one each.
+    const exact = locators.every((l) => l.text === name || l.text.toLowerCase() !== name.toLowerCase());
+    if (others.length > 0) {
+      const variants = `NOT x.d ?| (${params.add(pgArray(others))})::text[]`;
+      tests.push(exact ? `(x.d ? ${key} OR ${variants})` : variants);
+    }
     tests.push(`coalesce(jsonb_typeof(x.d -> ${key}) NOT IN ('object', 'array'), true)`);
     members.push(`CASE WHEN x.d ? ${key} THEN ${params.add(`${JSON.stringify(name)}:`)} || (x.d -> ${key})::text END`);
   }

@@ -97,6 +97,36 @@ export function projectionSuite(database: () => SqlClient, freshTable: () => str
       // A table per run, on a server that shares the machine.
     }, 180_000);
 
+    test('a row holding the spelling select uses is cut whatever other spellings it has; any other is read whole', async () => {
+      const rows = [
+        { Id: 1, Name: 'exact', NAME: 'other', Pad: 'x'.repeat(50) },
+        { Id: 2, NAME: 'only another spelling', Pad: 'x' },
+        { Id: 3, name: 'lower', Name: 'exact too', Pad: 'x' },
+        { Id: 4, Pad: 'no name' },
+        { Id: 5, Name: 'only this spelling' },
+      ];
+      const log: Seen[] = [];
+      const storage = createSqlStorage({ client: database(), table: freshTable() });
+      await storage.write({ insert: structuredClone(rows) });
+      const sql = serviceOn(spying(storage, log));
+      const memory = serviceOn(new MemoryStorage(structuredClone(rows)));
+      // The members the storage returned, row by row: a cut row has the selected ones it holds.
+      const cases: Array<[string, number]> = [
+        // Rows 1, 3 and 5 hold Name as select spells it: cut. Row 2 has only another
+        // spelling: whole. Row 4 has none: cut to Id.
+        ['/Person/_/select=Id,Name', 2 + 3 + 2 + 1 + 2],
+        // Two spellings in one select, or one the rows do not use: only a row with no other
+        // spelling than the stored one (Name) is cut.
+        ['/Person/_/select=name,Name', 4 + 3 + 4 + 0 + 1],
+        ['/Person/_/select=nAmE', 4 + 3 + 4 + 0 + 1],
+      ];
+      for (const [uri, members] of cases) {
+        const [m, s] = [await call(memory, 'GET', uri), await call(sql, 'GET', uri)];
+        expect({ uri, status: s.status, body: s.json }).toEqual({ uri, status: m.status, body: m.json });
+        expect({ uri, members: log.pop()!.members }).toEqual({ uri, members });
+      }
+    });
+
     test('a single entity read through select has the ETag of the whole entity', async () => {
       const storage = createSqlStorage({ client: database(), table: freshTable() });
       await storage.write({ insert: [{ Id: 1, Name: 'Ann', Wide: 'x'.repeat(100) }, { Id: 2 }] });

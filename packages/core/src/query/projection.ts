@@ -51,6 +51,7 @@ export function compileProjection(meta: MetaConditions, names?: OutputNames): Co
   };
 
   if (!add && !rename && !select) return { project: null, sourceOf };
+  if (!add && !rename) return { project: picking(select!, names), sourceOf };
 
   const project: Projection = (entity) => {
     let out: Entity = { ...entity };
@@ -69,25 +70,51 @@ export function compileProjection(meta: MetaConditions, names?: OutputNames): Co
       if (i >= 0) added[i] = r.to;
     }
     if (select) {
-      const picked: Entity = {};
-      for (const l of select) {
-        const flat = l.isDotted ? findKey(out, l.text) : undefined;
-        if (flat !== undefined) {
-          // An added value (`Name.Length`) is a flat key of the output.
-          picked[flat] = out[flat];
-        } else if (l.isDotted) {
-          picked[names?.get(l) ?? l.canonical(out)] = l.get(out) ?? null;
-        } else {
-          const key = findKey(out, l.text);
-          picked[key ?? l.canonical()] = key === undefined ? null : out[key];
-        }
-      }
+      const picked = pick(out, select, names);
       for (const name of added) if (!(name in picked) && name in out) picked[name] = out[name];
       out = picked;
     }
     return out;
   };
   return { project, sourceOf };
+}
+
+/** The selected properties of `out`, in the order select names them. */
+function pick(out: Entity, select: readonly Locator[], names: OutputNames | undefined): Entity {
+  const picked: Entity = {};
+  for (const l of select) {
+    const flat = l.isDotted ? findKey(out, l.text) : undefined;
+    if (flat !== undefined) {
+      // An added value (`Name.Length`) is a flat key of the output.
+      picked[flat] = out[flat];
+    } else if (l.isDotted) {
+      picked[names?.get(l) ?? l.canonical(out)] = l.get(out) ?? null;
+    } else {
+      const key = findKey(out, l.text);
+      picked[key ?? l.canonical()] = key === undefined ? null : out[key];
+    }
+  }
+  return picked;
+}
+
+/**
+ * select alone: no copy of the entity first, and the entity itself when it is its own
+ * output already (its own keys are the selected names, spelt and ordered as select names
+ * them: a row a SQL storage cut, docs/storage.md), so a large page of cut rows is not
+ * made twice.
+ */
+function picking(select: readonly Locator[], names: OutputNames | undefined): Projection {
+  const plain = select.every((l) => !l.isDotted);
+  return (entity) => (plain && isPicked(entity, select) ? entity : pick(entity, select, names));
+}
+
+function isPicked(entity: Entity, select: readonly Locator[]): boolean {
+  let i = 0;
+  for (const key in entity) {
+    if (i === select.length || key !== select[i].text || !Object.prototype.hasOwnProperty.call(entity, key)) return false;
+    i++;
+  }
+  return i === select.length;
 }
 
 /**
