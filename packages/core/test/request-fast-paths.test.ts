@@ -121,3 +121,33 @@ describe('a resource reuses the query it compiled last only for the same parse',
     ]);
   });
 });
+
+describe('a method and an Accept value are read alike whatever their case or the value before', () => {
+  const service = createService();
+  service.addResource({ name: 'Person', storage: new MemoryStorage([{ id: 7, Name: 'Ada' }]) });
+  const ask = async (method: string, accept?: string) => {
+    const r = await service.handle({
+      method,
+      uri: '/Person/id=7',
+      headers: accept === undefined ? {} : { accept },
+      body: null,
+      basePath: '',
+    });
+    const body = typeof r.body === 'string' ? r.body.replace(/"TimeElapsedMs":[0-9.e-]+/, '"TimeElapsedMs":0') : String(r.body);
+    return `${r.status} ${body}`;
+  };
+
+  test('get, Get, GET, HEAD and head; a blank Accept after a raw one is no Accept', async () => {
+    const envelope = '200 {"Status":"success","Data":[{"id":7,"Name":"Ada"}],"DataCount":1,"TimeElapsedMs":0}';
+    expect(await ask('get')).toBe(envelope);
+    expect(await ask('Get', 'application/json;raw=true')).toBe('200 [{"id":7,"Name":"Ada"}]');
+    expect(await ask('GET', 'application/json;raw=true')).toBe('200 [{"id":7,"Name":"Ada"}]');
+    expect(await ask('GET', '  ')).toBe(envelope);
+    expect(await ask('GET', 'application/json;raw=true')).toBe('200 [{"id":7,"Name":"Ada"}]');
+    expect(await ask('GET', '')).toBe(envelope);
+    expect(await ask('head')).toBe('200 null');
+    expect(await ask('HEAD')).toBe('200 null');
+    expect(await ask('dElEtE', 'application/json;raw=true')).toMatch(/^200 /);
+    expect(await ask('GET')).toBe('204 null');
+  });
+});

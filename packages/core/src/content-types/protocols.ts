@@ -70,15 +70,20 @@ export class Protocols {
 
   /** The content type that writes the response, from the Accept header (none or `*\/*`: JSON). */
   forAccept(accept: string | undefined): Negotiated {
-    if (accept === undefined || accept.trim() === '') return (this.noAccept ??= { contentType: this.defaultType, params: {} });
-    let chosen = accept === this.lastAccept ? this.lastChosen : this.acceptCache.get(accept);
-    if (chosen === undefined) {
-      const choice = negotiate(parseAccept(accept), this.writers);
-      chosen = choice ? { contentType: choice.value.type, params: choice.params } : false;
-      this.acceptCache.set(accept, chosen);
+    let chosen: Negotiated | false | undefined;
+    // The value asked last is never blank (a blank one returns below without being kept): no trim.
+    if (accept !== undefined && accept === this.lastAccept) chosen = this.lastChosen;
+    else {
+      if (accept === undefined || accept.trim() === '') return (this.noAccept ??= { contentType: this.defaultType, params: {} });
+      chosen = this.acceptCache.get(accept);
+      if (chosen === undefined) {
+        const choice = negotiate(parseAccept(accept), this.writers);
+        chosen = choice ? { contentType: choice.value.type, params: choice.params } : false;
+        this.acceptCache.set(accept, chosen);
+      }
+      this.lastAccept = accept;
+      this.lastChosen = chosen;
     }
-    this.lastAccept = accept;
-    this.lastChosen = chosen;
     if (chosen === false) {
       throw new ServiceError(
         'NotAcceptable',
