@@ -2,7 +2,8 @@
 // this script) against the same queries written by hand through `pg`, on the same table
 // with the same indexes (declared by the resource, built by the storage). Not part of
 // `pnpm bench` nor CI (a minute or two to load 1M rows); --rows=20000 is the small mode.
-//   pnpm run build && node bench/sql-postgres.mjs [--rows=1000000] [--reps=7] [--batch=50] [--post-seconds=5]
+//   pnpm run build && node bench/sql-postgres.mjs [--rows=1000000] [--reps=7] [--batch=50] [--post-seconds=5] [--only=key,select]
+// (--only: the query rows whose name contains one of the words; --post-seconds=0: no POSTs)
 // Each figure: median of `reps` runs after one warm-up, the two sides taking turns; a
 // query slower than 60 s is cut; a query whose warm-up took under 10 ms is timed over runs
 // of `batch` requests, its figure per request. Then POST throughput with generated keys: 1 and 3
@@ -25,6 +26,11 @@ const { createSqlStorage } = await import(new URL('../packages/sql/dist/index.js
 
 const { config, pool, stop } = await startPostgres({ max: 4 });
 const log = (m) => process.stderr.write(`${m}\n`);
+
+const ONLY = process.argv
+  .find((a) => a.startsWith('--only='))
+  ?.slice('--only='.length)
+  .split(',');
 
 const POST_CLIENTS = 8;
 const POST_REPS = 3;
@@ -211,7 +217,7 @@ try {
     }
   };
   const rows = [];
-  for (const [name, uri, text, params] of CASES) {
+  for (const [name, uri, text, params] of CASES.filter(([name]) => ONLY === undefined || ONLY.some((w) => name.includes(w)))) {
     const [hand, lib] = await measure(
       () => viaPg(text, params),
       () => viaLibrary(uri),
@@ -227,7 +233,7 @@ try {
     });
     log(JSON.stringify(rows.at(-1)));
   }
-  const posts = await postThroughput();
+  const posts = POST_SECONDS > 0 ? await postThroughput() : [];
   console.log(`rows: ${ROWS}, reps: ${REPS}, batch: ${BATCH} (queries under 10 ms), node ${process.version}`);
   console.log('| query | URI | hand-written `pg` (ms) | library (ms) | library / hand | load |');
   console.log('|---|---|---|---|---|---|');
