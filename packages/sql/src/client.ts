@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { PGlite } from '@electric-sql/pglite';
 import { asUnavailable, unavailable, unavailableError } from './unavailable.js';
 
@@ -60,8 +61,6 @@ export interface Session {
 
 /** How many statement texts one storage prepares at most (each connection keeps them until it closes). */
 const MAX_PREPARED = 64;
-/** Names are unique across the storages of a process: they share the pool's connections. */
-let preparedCount = 0;
 
 /**
  * Names for the statements a storage runs often, so that a `pg` connection parses (and
@@ -75,9 +74,18 @@ export class PreparedNames {
 
   nameOf(text: string): string | undefined {
     let name = this.names.get(text);
-    if (name === undefined && this.names.size < MAX_PREPARED) this.names.set(text, (name = `resourcery_${++preparedCount}`));
+    if (name === undefined && this.names.size < MAX_PREPARED) this.names.set(text, (name = statementName(text)));
     return name;
   }
+}
+
+/**
+ * A statement's name, from its text: storages share a pool's connections, also storages of
+ * two copies of this package in one process (a counter per copy gave both `resourcery_1`
+ * for different texts, and pg refused the second). One text, one name, in every copy.
+ */
+function statementName(text: string): string {
+  return `resourcery_${createHash('sha256').update(text).digest('hex').slice(0, 32)}`;
 }
 
 /** How long a statement may wait for a pooled connection by default (SqlStorageOptions.acquireTimeoutMs). */

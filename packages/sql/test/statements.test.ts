@@ -68,7 +68,7 @@ test('selects run as prepared statements, at most 64 texts per storage', async (
   const selects = sent.filter((s) => s.text.startsWith('SELECT'));
   expect(selects).toHaveLength(2);
   // One name for one text: the connection parses it once.
-  expect(selects[0].name).toMatch(/^resourcery_\d+$/);
+  expect(selects[0].name).toMatch(/^resourcery_[0-9a-f]{32}$/);
   expect(selects[1].name).toBe(selects[0].name);
   const prepared = async () =>
     (await base.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE name LIKE 'resourcery_%'`)).rows[0].n;
@@ -79,6 +79,33 @@ test('selects run as prepared statements, at most 64 texts per storage', async (
     expect(res.json).toHaveLength(Math.min(n, 2));
   }
   expect(await prepared()).toBe(64);
+  await base.end();
+});
+
+test('storages of two copies of the package share a pool: one name is never two texts', async () => {
+  const base = server.pool({ max: 1 });
+  const { pool, sent } = logged(base);
+  // A second copy of the package, as a duplicated dependency gives (its own module state).
+  let copy: typeof import('@resourcery/sql') | undefined;
+  jest.isolateModules(() => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- a second instance of the module, which import cannot give
+    copy = require('@resourcery/sql');
+  });
+  expect(copy!.createSqlStorage).not.toBe(createSqlStorage);
+  const service = createService();
+  service.addResource({ name: 'A', storage: createSqlStorage({ client: pool, table: 'copies_a' }) });
+  service.addResource({ name: 'B', storage: copy!.createSqlStorage({ client: pool, table: 'copies_b' }) });
+  expect((await call(service, 'POST', '/A', { Name: 'a' })).status).toBe(201);
+  expect((await call(service, 'POST', '/B', { Name: 'b' })).status).toBe(201);
+  sent.length = 0;
+  // Each copy's first statement text: before, both were named resourcery_1 on the one connection.
+  expect((await call(service, 'GET', '/A')).json).toEqual([{ Name: 'a' }]);
+  expect((await call(service, 'GET', '/B')).json).toEqual([{ Name: 'b' }]);
+  expect((await call(service, 'GET', '/A')).json).toEqual([{ Name: 'a' }]);
+  const named = sent.filter((s) => s.name !== undefined);
+  expect(named).toHaveLength(3);
+  expect(named[0].name).not.toBe(named[1].name);
+  expect(named[2].name).toBe(named[0].name);
   await base.end();
 });
 
