@@ -11,6 +11,18 @@ export interface Negotiated {
   contentType: ContentType;
   /** Parameters of the chosen media type (e.g. `raw`), lower-case names. */
   params: Record<string, string>;
+  /** The Content-Type header of a response it writes (forAccept's answers carry it, made once). */
+  header?: string;
+}
+
+/** The Content-Type header of a response written in `type`: JSON and text say their charset. */
+export function contentTypeHeader(type: ContentType): string {
+  return type.mimeType === 'application/json' || type.mimeType.startsWith('text/') ? `${type.mimeType}; charset=utf-8` : type.mimeType;
+}
+
+/** An answer of forAccept: negotiated once per Accept value, shared by the requests that send it. */
+function writing(contentType: ContentType, params: Record<string, string>): Negotiated {
+  return { contentType, params, header: contentTypeHeader(contentType) };
 }
 
 /** The default protocol of docs/content-types.md: always present, always first. */
@@ -74,11 +86,11 @@ export class Protocols {
     // The value asked last is never blank (a blank one returns below without being kept): no trim.
     if (accept !== undefined && accept === this.lastAccept) chosen = this.lastChosen;
     else {
-      if (accept === undefined || accept.trim() === '') return (this.noAccept ??= { contentType: this.defaultType, params: {} });
+      if (accept === undefined || accept.trim() === '') return (this.noAccept ??= writing(this.defaultType, {}));
       chosen = this.acceptCache.get(accept);
       if (chosen === undefined) {
         const choice = negotiate(parseAccept(accept), this.writers);
-        chosen = choice ? { contentType: choice.value.type, params: choice.params } : false;
+        chosen = choice ? writing(choice.value.type, choice.params) : false;
         this.acceptCache.set(accept, chosen);
       }
       this.lastAccept = accept;

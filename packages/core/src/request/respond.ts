@@ -1,7 +1,7 @@
 // An operation's result as the response the adapters write: the status, Content-Type,
 // ETag, a download's Content-Disposition, and the body the negotiated content type writes.
-import type { ContentType, WriteContext } from '../content-types/content-type.js';
-import type { Negotiated } from '../content-types/protocols.js';
+import type { WriteContext } from '../content-types/content-type.js';
+import { contentTypeHeader, type Negotiated } from '../content-types/protocols.js';
 import type { Resource } from '../model/resources.js';
 import type { Result } from '../operations/results.js';
 import type { RequestContext } from './context.js';
@@ -30,7 +30,7 @@ export function respond(ctx: RequestContext, resource: Resource, output: Negotia
   const total = (result.kind === 'entities' || result.kind === 'stream') && result.total !== undefined ? String(result.total) : undefined;
   if (status === 204) return { status, headers: total === undefined ? {} : { 'x-total-count': total }, body: null };
   const type = output.contentType;
-  const headers: Record<string, string> = { 'content-type': contentTypeHeader(type) };
+  const headers: Record<string, string> = { 'content-type': output.header ?? contentTypeHeader(type) };
   if (total !== undefined) headers['x-total-count'] = total;
   const version = versionOf(result);
   if (version !== undefined) headers.etag = entityTag(version);
@@ -51,25 +51,6 @@ class Writing implements WriteContext {
   elapsedMs(): number {
     return this.ctx.elapsedMs();
   }
-}
-
-/** Content-Type values, made once per content type rather than once per response. */
-const contentTypeHeaders = new WeakMap<ContentType, string>();
-
-/** The type asked last and its header: most responses of a server are of one type, and skip the WeakMap. */
-let lastType: ContentType | undefined;
-let lastHeader = '';
-
-function contentTypeHeader(type: ContentType): string {
-  if (type === lastType) return lastHeader;
-  let header = contentTypeHeaders.get(type);
-  if (header === undefined) {
-    header = type.mimeType === 'application/json' || type.mimeType.startsWith('text/') ? `${type.mimeType}; charset=utf-8` : type.mimeType;
-    contentTypeHeaders.set(type, header);
-  }
-  lastType = type;
-  lastHeader = header;
-  return header;
 }
 
 /**
