@@ -36,29 +36,28 @@ function normalized(headers: Record<string, HeaderValue>): boolean {
 }
 
 /**
- * `name.toLowerCase() === name`, without making the lower-cased copy for the ASCII names
- * HTTP has (a small GET's headers were checked with one copy each).
+ * Whether `name` has no character from `from` to `to` (ASCII letters of one case), or
+ * undefined when it has one past ASCII before any: a case mapping decides then. HTTP's
+ * names and methods are ASCII, so the usual answer makes no case-mapped copy of the name
+ * (it cost a small GET one copy per header, and about 0.08 µs for its method).
  */
-function lowerCase(name: string): boolean {
+function asciiFree(name: string, from: number, to: number): boolean | undefined {
   for (let i = 0; i < name.length; i++) {
     const c = name.charCodeAt(i);
-    if (c >= 0x41 && c <= 0x5a) return false;
-    if (c > 0x7f) return name.toLowerCase() === name;
+    if (c >= from && c <= to) return false;
+    if (c > 0x7f) return undefined;
   }
   return true;
 }
 
-/**
- * `name.toUpperCase() === name`, without the upper-cased copy: a method is almost always
- * written in capitals already, and the copy cost each request about 0.08 µs here.
- */
+/** `name.toLowerCase() === name`. */
+function lowerCase(name: string): boolean {
+  return asciiFree(name, 0x41, 0x5a) ?? name.toLowerCase() === name;
+}
+
+/** `name.toUpperCase() === name`. */
 function upperCase(name: string): boolean {
-  for (let i = 0; i < name.length; i++) {
-    const c = name.charCodeAt(i);
-    if (c >= 0x61 && c <= 0x7a) return false;
-    if (c > 0x7f) return name.toUpperCase() === name;
-  }
-  return true;
+  return asciiFree(name, 0x61, 0x7a) ?? name.toUpperCase() === name;
 }
 
 /** One request as it moves through the pipeline. */
