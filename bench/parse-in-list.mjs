@@ -15,7 +15,7 @@
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { arg, median } from './lib/stats.mjs';
+import { arg, median, quantile } from './lib/stats.mjs';
 
 const ROUNDS = arg('rounds', 41);
 const CALLS = arg('calls', 200);
@@ -75,7 +75,6 @@ const rows = {
   },
 };
 console.log(`node ${process.version}, ${KEYS} keys, ${ROUNDS} rounds of ${CALLS} new URIs (${uri().length} characters), load ${load()}`);
-const pct = (values, p) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(p * values.length))];
 for (const [row, of] of Object.entries(rows)) {
   const fns = builds.map(([, b]) => of(b));
   // Warm-up: the code optimised, the collector at its pace.
@@ -85,7 +84,9 @@ for (const [row, of] of Object.entries(rows)) {
   const medians = times.map(median);
   for (const [j, [name]] of builds.entries()) {
     const t = times[j];
-    console.log(`${row}, ${name}: ${medians[j].toFixed(1)} µs CPU per call (p10-p90 ${pct(t, 0.1).toFixed(1)}-${pct(t, 0.9).toFixed(1)})`);
+    console.log(
+      `${row}, ${name}: ${medians[j].toFixed(1)} µs CPU per call (p10-p90 ${quantile(t, 0.1).toFixed(1)}-${quantile(t, 0.9).toFixed(1)})`,
+    );
   }
   if (builds.length === 2) console.log(`${row}, this build / before: ${(medians[1] / medians[0]).toFixed(2)}x`);
   console.log(`load ${load()}`);

@@ -17,7 +17,7 @@
 import { loadavg } from 'node:os';
 import { getLength, startPostgres } from './lib/postgres.mjs';
 import { people } from './lib/data.mjs';
-import { arg, elapsedMs, median } from './lib/stats.mjs';
+import { arg, elapsedMs, median, quantile } from './lib/stats.mjs';
 
 const ROWS = arg('rows', 1_000_000);
 const REPS = arg('reps', 9);
@@ -48,9 +48,7 @@ async function interleaved(a, b) {
 
 /** `median (p10-p90)` of `values`, in ms. */
 function spread(values) {
-  const s = [...values].sort((x, y) => x - y);
-  const at = (q) => s[Math.round(q * (s.length - 1))].toFixed(2);
-  return `${median(values).toFixed(2)} (${at(0.1)}-${at(0.9)})`;
+  return `${median(values).toFixed(2)} (${quantile(values, 0.1).toFixed(2)}-${quantile(values, 0.9).toFixed(2)})`;
 }
 
 /** Both sides in turns (a, b, a, b, ...), so a burst of load falls on both. */

@@ -6,6 +6,12 @@ export function median(values) {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
+/** The value at fraction `q` (0-1) of `values` sorted, the nearest rank (`quantile(v, 0.9)`: the 90th percentile). */
+export function quantile(values, q) {
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.round(q * (s.length - 1))];
+}
+
 /** Milliseconds one call of `fn` (awaited) takes. */
 export async function elapsedMs(fn) {
   const start = process.hrtime.bigint();
