@@ -19,6 +19,21 @@ const keyOf = (p: IndexedProperty, index: StorageIndex) => {
 };
 
 /**
+ * The row id, last in a non-unique index whose last property is typed: queries order ties
+ * by id ascending (the stable order MemoryStorage gives), and a backward scan of
+ * `(..., Score NULLS FIRST, id DESC)` gives `Score DESC NULLS LAST, id ASC`, so a page of
+ * the last property's descending order (`order_desc=Score&limit=10`, the top of a ranking,
+ * the newest first) is read in order with no sort of its ties; with equality on every
+ * property (a key lookup) either direction gives `id ASC`. The ascending order still sorts
+ * each run of ties by id, as every order did before (docs/storage.md#indexes).
+ */
+const TIE_BREAK = 'id DESC';
+
+/** Whether an index ends with the row id: not a unique one (the id would make every row unique). */
+const tieBroken = (index: StorageIndex) =>
+  !index.unique && !index.ignoreCase && index.properties[index.properties.length - 1]?.type !== undefined;
+
+/**
  * The indexes a resource declared (core ResourceDefinition.indexes), as the SQL storage
  * builds and uses them. Queries read an indexed property straight from `doc -> 'Name'`
  * (what the index holds) instead of the case-insensitive lookup, which is exact only
@@ -58,6 +73,7 @@ export class DeclaredIndexes {
   ddl(table: string, quoted: string): string[] {
     return this.indexes.map((index) => {
       const keys = index.properties.map((p) => keyOf(p, index));
+      if (tieBroken(index)) keys.push(TIE_BREAK);
       const name = indexName(table, keys, index.unique);
       return `CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${name} ON ${quoted} (${keys.join(', ')})`;
     });
