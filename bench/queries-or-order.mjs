@@ -5,9 +5,11 @@
 //    the same rows read by hand with `WHERE doc -> 'Id' = ANY($1::jsonb[])` through `pg`
 //    on the same declared index (goal: within 1.5x);
 // 2. a two-key order over 100,000 entities in MemoryStorage against a one-key order of the
-//    same entities, both through service.handle (goal: within 1.2x).
+//    same entities, both through service.handle (goal: within 1.2x): scanned (no index
+//    declared), and read off the indexes the resource declares, `['Age']` and
+//    `['Age', 'Name']` (`--indexes=scan,declared`; docs/storage.md#indexes).
 // Not part of `pnpm bench` nor CI. Needs `pnpm run build`.
-//   node bench/queries-or-order.mjs [--rows=1000000] [--reps=9] [--batch=20] [--requests=200] [--only=in,order] [--data=json,js]
+//   node bench/queries-or-order.mjs [--rows=1000000] [--reps=9] [--batch=20] [--requests=200] [--only=in,order] [--data=json,js] [--indexes=scan,declared]
 // Each figure: median of `reps` runs after one warm-up, the two sides taking turns, wall
 // time, with the load average (1 min) printed beside it. The orders are also timed over
 // `requests` single requests of each side, interleaved after 20 of warm-up: medians of wall
@@ -160,11 +162,15 @@ if (only.includes('in')) {
 // object than a parsed one, which the second key pays on every tie
 // (docs/performance.md#two-order-keys-where-the-entities-come-from).
 const origins = (process.argv.find((a) => a.startsWith('--data=')) ?? '--data=json,js').slice(7).split(',');
-for (const origin of only.includes('order') ? origins : []) {
+const indexing = (process.argv.find((a) => a.startsWith('--indexes=')) ?? '--indexes=scan,declared').slice(10).split(',');
+const variants = origins.flatMap((origin) => indexing.map((how) => [origin, how]));
+for (const [origin, how] of only.includes('order') ? variants : []) {
   const COUNT = 100_000;
   const service = createService();
   const entities = origin === 'json' ? JSON.parse(JSON.stringify(people(COUNT))) : people(COUNT);
-  service.addResource({ name: 'Person', storage: new MemoryStorage(entities) });
+  // Declared: each order is read off its own index (built by the warm-up request).
+  const indexes = how === 'declared' ? { indexes: [['Age'], ['Age', 'Name']] } : {};
+  service.addResource({ name: 'Person', storage: new MemoryStorage(entities), ...indexes });
   const get = (uri) => () => getLength(service, uri);
   // Age has 73 values: the second key breaks ties in every comparison of equal ages.
   for (const [what, one, two] of [
@@ -174,7 +180,7 @@ for (const origin of only.includes('order') ? origins : []) {
   ]) {
     const [a, b] = await measure(get(one), get(two));
     lines.push(
-      `order over ${COUNT} in memory (entities from ${origin === 'json' ? 'JSON text' : 'JavaScript'}), ${what}: one key ${a.toFixed(2)} ms, two keys ${b.toFixed(2)} ms, ${(b / a).toFixed(2)}x (${one} vs ${two}), load ${load()}`,
+      `order over ${COUNT} in memory (entities from ${origin === 'json' ? 'JSON text' : 'JavaScript'}, ${how === 'declared' ? 'declared indexes' : 'scanned'}), ${what}: one key ${a.toFixed(2)} ms, two keys ${b.toFixed(2)} ms, ${(b / a).toFixed(2)}x (${one} vs ${two}), load ${load()}`,
     );
     log(lines.at(-1));
     if (REQUESTS > 0) {

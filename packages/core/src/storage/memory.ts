@@ -3,7 +3,8 @@ import { ServiceError } from '../errors.js';
 import { evaluate, type CompiledQuery } from '../query/evaluate.js';
 import { NO_META } from '../query/meta-conditions.js';
 import { nextTurn } from '../util/turn.js';
-import { EqualityIndex } from './equality-index.js';
+import { EqualityIndex, type IndexedChange } from './equality-index.js';
+import { OrderIndex } from './order-index.js';
 import {
   keyIdentity,
   keyTaken,
@@ -12,6 +13,7 @@ import {
   type SelectResult,
   type Stamp,
   type Storage,
+  type StorageIndex,
   type Target,
   type WriteBatch,
 } from './storage.js';
@@ -52,6 +54,8 @@ export class MemoryStorage implements Storage {
   private entities: Entity[];
   private key: readonly string[] | null = null;
   private readonly index: EqualityIndex | null;
+  /** The declared indexes that serve an order (useIndexes). */
+  private orders: readonly OrderIndex[] = [];
   readonly ordersByKeys = true;
   /** A write whose key check goes on in slices, and those queued behind it; null when none is. */
   private writing: Promise<void> | null = null;
@@ -73,6 +77,12 @@ export class MemoryStorage implements Storage {
       if (hits !== undefined) return { entities: hits, conditionsApplied: true, pagingApplied: false };
       const top = this.index.top(query);
       if (top !== undefined) return { entities: top, conditionsApplied: true, pagingApplied: true };
+    }
+    if (query.order !== null) {
+      for (const index of this.orders) {
+        const page = index.page(query);
+        if (page !== undefined) return { entities: page, conditionsApplied: true, pagingApplied: true };
+      }
     }
     const order = query.order === null ? null : [query.order, ...(query.thenBy ?? [])];
     const compiled: CompiledQuery = {
@@ -104,6 +114,23 @@ export class MemoryStorage implements Storage {
     let stamp = STAMPS.get(entity);
     if (stamp === undefined) STAMPS.set(entity, (stamp = { row: issue(), version: version() }));
     return stamp;
+  }
+
+  /**
+   * The resource's declared indexes: each (but a case-insensitive one, whose point is
+   * equality) keeps the entities sorted by its properties, so that an order on exactly them
+   * reads its page off the index (docs/storage.md#indexes). `unique` is not enforced here.
+   */
+  useIndexes(indexes: readonly StorageIndex[]): void {
+    this.orders = indexes
+      .filter((i) => !i.ignoreCase)
+      .map(
+        (i) =>
+          new OrderIndex(
+            i.properties.map((p) => p.name),
+            () => this.entities,
+          ),
+      );
   }
 
   declareKey(key: readonly string[]): void {
@@ -156,7 +183,7 @@ export class MemoryStorage implements Storage {
       if (this.key !== null) yield* this.checkKeys(this.entities, inserts, true);
       // One push per entity: spreading a caller-sized array into push() overflows the stack past ~100k.
       for (const e of inserts) this.entities.push(e);
-      if (this.index !== null && !this.index.empty) this.index.apply({ inserted: inserts });
+      this.follow({ inserted: inserts });
       return;
     }
     let found = 0;
@@ -187,7 +214,13 @@ export class MemoryStorage implements Storage {
     if (this.key !== null) yield* this.checkKeys(next, changed.concat(inserts), false);
     for (const e of inserts) next.push(e);
     this.entities = next;
-    if (this.index !== null && !this.index.empty) this.index.apply({ updated: replaced, deleted: removed, inserted: inserts });
+    this.follow({ updated: replaced, deleted: removed, inserted: inserts });
+  }
+
+  /** Brings the indexes up to date with a write, in the turn it becomes visible. */
+  private follow(change: IndexedChange): void {
+    if (this.index !== null && !this.index.empty) this.index.apply(change);
+    for (const index of this.orders) index.apply(change);
   }
 
   /**
