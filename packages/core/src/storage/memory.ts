@@ -119,7 +119,7 @@ export class MemoryStorage implements Storage {
   /**
    * The resource's declared indexes: each (but a case-insensitive one, whose point is
    * equality) keeps the entities sorted by its properties, so that an order on exactly them
-   * reads its page off the index (docs/storage.md#indexes). `unique` is not enforced here.
+   * reads its page off the index (docs/storage.md#memory-indexes). `unique` is not enforced here.
    */
   useIndexes(indexes: readonly StorageIndex[]): void {
     this.orders = indexes
@@ -131,6 +131,8 @@ export class MemoryStorage implements Storage {
             () => this.entities,
           ),
       );
+    // Sorted now (in slices past a few thousand entities), as a database builds an index when it is created.
+    for (const index of this.orders) index.prepare();
   }
 
   declareKey(key: readonly string[]): void {

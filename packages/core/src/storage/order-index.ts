@@ -28,13 +28,13 @@ const SORTED_AT_ONCE = 8192;
  * answers an order on exactly those properties, all ascending or all descending (ties
  * still in storage order), by reading the page off the sorted list instead of scanning
  * every entity: `limit` entities (or, with conditions, the entities walked until the page
- * is full). Sorted on its first use (in slices when large, the scan answering meanwhile),
+ * is full). Sorted when declared (in slices when large, the scan answering meanwhile),
  * then kept up to date by every write in the turn the write becomes visible.
  */
 export class OrderIndex {
   private readonly locators: readonly Locator[];
   private readonly lower: readonly string[];
-  /** The entities in index order, and beside each its place in storage order; null until first used. */
+  /** The entities in index order, and beside each its place in storage order; null until sorted. */
   private sorted: Entity[] | null = null;
   private places: number[] = [];
   /** The next entity appended to storage comes after every place handed out. */
@@ -147,6 +147,11 @@ export class OrderIndex {
     return [lo, hi + 1];
   }
 
+  /** Begins the sort (done at once for a small resource, else in slices from the next turn on). */
+  prepare(): void {
+    this.build();
+  }
+
   /** Follows one write: spliced in when small, merged in one pass when large (kept for later while sorting). */
   apply(change: IndexedChange): void {
     if (change.replaced) return this.forget();
@@ -179,8 +184,8 @@ export class OrderIndex {
   /**
    * The sorted entries, or undefined while they are being sorted. A resource of at most
    * SORTED_AT_ONCE entities is sorted in the caller's turn; a larger one in slices, one a
-   * turn (util/turn.ts), from a copy of the entity list taken at the first use: until it is
-   * done the scan answers, and the writes made meanwhile are replayed on it when it is.
+   * turn (util/turn.ts), from a copy of the entity list taken when the sort begins: until it
+   * is done the scan answers, and the writes made meanwhile are replayed on it when it is.
    */
   private build(): Entity[] | undefined {
     if (this.sorted !== null) return this.sorted;
