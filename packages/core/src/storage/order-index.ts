@@ -229,14 +229,15 @@ export class OrderIndex {
    */
   private *sorting(entities: readonly Entity[]): Generator<void, { order: number[]; misspelt: number }, void> {
     const n = entities.length;
-    // Filled by push: `new Array(n)` past ~100,000 entries has slow dictionary elements.
-    const columns = this.locators.map((): unknown[] => []);
-    let order: number[] = [];
+    // Allocated at their size once: arrays grown by push are copied as they grow, and in a
+    // large heap that much allocation brings on full collections that pause the loop.
+    const columns = this.locators.map(() => new Array<unknown>(n));
+    let order = new Array<number>(n);
     let misspelt = 0;
     for (let i = 0; i < n; i++) {
       const e = entities[i];
-      order.push(i);
-      for (let k = 0; k < columns.length; k++) columns[k].push(this.locators[k].get(e));
+      order[i] = i;
+      for (let k = 0; k < columns.length; k++) columns[k][i] = this.locators[k].get(e);
       misspelt += this.spelling(e);
       if ((i + 1) % SLICE === 0) yield;
     }
