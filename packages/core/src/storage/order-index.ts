@@ -225,7 +225,8 @@ export class OrderIndex {
 
   /**
    * A stable sort of `entities` by the indexed values: one column of values per property,
-   * runs of SLICE positions sorted, then merged pairwise; yields every SLICE entries.
+   * runs of RUN positions sorted (a run a slice), then merged pairwise; yields every SLICE
+   * entries read or merged.
    */
   private *sorting(entities: readonly Entity[]): Generator<void, { order: number[]; misspelt: number }, void> {
     const n = entities.length;
