@@ -1,6 +1,6 @@
 import { Locator } from '../grammar/locator.js';
-import { compareKeys } from '../query/order.js';
-import { nextTurn } from '../util/turn.js';
+import { sortInSlices } from '../query/large.js';
+import { compareKeys, sortEntities } from '../query/order.js';
 import type { IndexedChange } from './equality-index.js';
 import type { Entity, SelectQuery } from './storage.js';
 
@@ -15,10 +15,7 @@ const SPLICE_MAX = 64;
 const WALK_SHARE = 8;
 const WALK_MIN = 4096;
 
-/** Entries a slice of the first sort reads or merges; runs of RUN entries are sorted a slice each. */
-const SLICE = 16384;
-const RUN = 4096;
-/** Up to this many entities the first sort is done at once. */
+/** Up to this many entities the first sort is done at once; beyond, in slices (sortInSlices). */
 const SORTED_AT_ONCE = 8192;
 
 /**
@@ -56,16 +53,17 @@ export class OrderIndex {
 
   /** The page `query` asks for, read off the index; undefined when this index does not serve its order. */
   page(query: SelectQuery): Entity[] | undefined {
-    const order = query.order;
-    if (order === null || (query.thenBy?.length ?? 0) !== this.names.length - 1) return undefined;
-    const keys = query.thenBy === undefined ? [order] : [order, ...query.thenBy];
-    for (let i = 0; i < keys.length; i++) {
-      const l = keys[i].locator;
-      if (keys[i].descending !== order.descending || l.isDotted || l.text.toLowerCase() !== this.lower[i]) return undefined;
+    const { order, thenBy } = query;
+    if (order === null || (thenBy?.length ?? 0) !== this.names.length - 1) return undefined;
+    // Read as declared: every key's spelling, unless some entity spells a property otherwise.
+    let declared = true;
+    for (let i = 0; i < this.names.length; i++) {
+      const k = i === 0 ? order : thenBy![i - 1];
+      if (k.descending !== order.descending || k.locator.isDotted || k.locator.text.toLowerCase() !== this.lower[i]) return undefined;
+      if (k.locator.text !== this.names[i]) declared = false;
     }
     const sorted = this.build();
-    if (sorted === undefined) return undefined;
-    if (this.misspelt > 0 && keys.some((k, i) => k.locator.text !== this.names[i])) return undefined;
+    if (sorted === undefined || (this.misspelt > 0 && !declared)) return undefined;
     const { predicate, offset, limit } = query;
     if (limit === 0) return [];
     if (predicate === null) {
@@ -118,8 +116,7 @@ export class OrderIndex {
   /** The group of entries with the keys of entry `at`: [start, end), found by galloping out from it. */
   private group(at: number): [number, number] {
     const sorted = this.sorted!;
-    const keys = this.keysOf(sorted[at]);
-    const same = (i: number) => compareLists(keys, this.keysOf(sorted[i])) === 0;
+    const same = (i: number) => this.compare(sorted[at], sorted[i]) === 0;
     let step = 1;
     let lo = at; // lo: same, lo - step probed next
     while (lo - step >= 0 && same(lo - step)) {
@@ -191,85 +188,37 @@ export class OrderIndex {
     if (this.sorted !== null) return this.sorted;
     if (this.pending !== null) return undefined;
     const snapshot = this.stored().slice();
-    const steps = this.sorting(snapshot);
+    // Positions in storage order, sorted stably by the indexed values: ties keep that order.
+    // The sort reads each entity's key once, and the spellings are counted as it does.
+    const positions = Array.from(snapshot.keys());
+    let misspelt = 0;
+    const values = this.locators.length === 1 ? (e: Entity) => this.locators[0].get(e) : (e: Entity) => this.locators.map((l) => l.get(e));
+    const key = (i: number) => {
+      misspelt += this.spelling(snapshot[i]);
+      return values(snapshot[i]);
+    };
+    const ascending = this.locators.length === 1 ? false : this.locators.map(() => false);
     if (snapshot.length <= SORTED_AT_ONCE) {
-      let step = steps.next();
-      while (!step.done) step = steps.next();
-      this.built(snapshot, step.value);
+      this.built(snapshot, sortEntities(positions, key, ascending), misspelt);
       return this.sorted!;
     }
     const generation = ++this.generation;
     this.pending = [];
-    void (async () => {
-      // Not in this request's turn: it is answered by the scan at once.
-      let step: IteratorResult<void, { order: number[]; misspelt: number }>;
-      do {
-        await nextTurn();
-        if (generation !== this.generation) return;
-        step = steps.next();
-      } while (!step.done);
+    void sortInSlices(positions, key, ascending).then((order) => {
+      if (generation !== this.generation) return;
       const changes = this.pending!;
       this.pending = null;
-      this.built(snapshot, step.value);
+      this.built(snapshot, order, misspelt);
       for (const change of changes) this.apply(change);
-    })();
+    });
     return undefined;
   }
 
-  private built(snapshot: readonly Entity[], { order, misspelt }: { order: number[]; misspelt: number }): void {
+  private built(snapshot: readonly Entity[], order: number[], misspelt: number): void {
     this.sorted = order.map((i) => snapshot[i]);
     this.places = order;
     this.nextPlace = snapshot.length;
     this.misspelt = misspelt;
-  }
-
-  /**
-   * A stable sort of `entities` by the indexed values: one column of values per property,
-   * runs of RUN positions sorted (a run a slice), then merged pairwise; yields every SLICE
-   * entries read or merged.
-   */
-  private *sorting(entities: readonly Entity[]): Generator<void, { order: number[]; misspelt: number }, void> {
-    const n = entities.length;
-    // Allocated at their size once: arrays grown by push are copied as they grow, and in a
-    // large heap that much allocation brings on full collections that pause the loop.
-    const columns = this.locators.map(() => new Array<unknown>(n));
-    let order = new Array<number>(n);
-    let misspelt = 0;
-    for (let i = 0; i < n; i++) {
-      const e = entities[i];
-      order[i] = i;
-      for (let k = 0; k < columns.length; k++) columns[k][i] = this.locators[k].get(e);
-      misspelt += this.spelling(e);
-      if ((i + 1) % SLICE === 0) yield;
-    }
-    const before = (a: number, b: number) => {
-      for (const column of columns) {
-        const c = compareKeys(column[a], column[b]);
-        if (c !== 0) return c < 0;
-      }
-      return a < b;
-    };
-    for (let start = 0; start < n; start += RUN) {
-      const run = order.slice(start, start + RUN).sort((a, b) => (before(a, b) ? -1 : 1));
-      for (let j = 0; j < run.length; j++) order[start + j] = run[j];
-      yield;
-    }
-    let into = order.slice();
-    let work = 0;
-    for (let width = RUN; width < n; width *= 2) {
-      for (let lo = 0; lo < n; lo += 2 * width) {
-        const mid = Math.min(lo + width, n);
-        const hi = Math.min(lo + 2 * width, n);
-        let a = lo;
-        let b = mid;
-        for (let k = lo; k < hi; k++) {
-          into[k] = b >= hi || (a < mid && !before(order[b], order[a])) ? order[a++] : order[b++];
-          if (++work % SLICE === 0) yield;
-        }
-      }
-      [order, into] = [into, order];
-    }
-    return { order, misspelt };
   }
 
   private forget(): void {
@@ -277,10 +226,6 @@ export class OrderIndex {
     this.places = [];
     this.pending = null;
     this.generation++;
-  }
-
-  private keysOf(e: Entity): unknown[] {
-    return this.locators.map((l) => l.get(e));
   }
 
   /** Index order of two entities, by the indexed properties alone. */
@@ -343,7 +288,7 @@ export class OrderIndex {
     }
     const sorted: Entity[] = [];
     const places: number[] = [];
-    const added: Array<{ keys: unknown[]; place: number; e: Entity }> = [];
+    const added: Array<{ place: number; e: Entity }> = [];
     const old = this.sorted!;
     for (let i = 0; i < old.length; i++) {
       const e = old[i];
@@ -354,10 +299,10 @@ export class OrderIndex {
       }
       this.misspelt -= this.spelling(e);
       const value = after.get(e);
-      if (value !== undefined) added.push({ keys: this.keysOf(value), place: this.places[i], e: value });
+      if (value !== undefined) added.push({ place: this.places[i], e: value });
     }
-    for (const e of inserted) added.push({ keys: this.keysOf(e), place: this.nextPlace++, e });
-    added.sort((a, b) => compareLists(a.keys, b.keys) || a.place - b.place);
+    for (const e of inserted) added.push({ place: this.nextPlace++, e });
+    added.sort((a, b) => this.compare(a.e, b.e) || a.place - b.place);
     this.sorted = sorted;
     this.places = places;
     const merged: Entity[] = [];
@@ -390,12 +335,4 @@ export class OrderIndex {
     }
     return 0;
   }
-}
-
-function compareLists(a: readonly unknown[], b: readonly unknown[]): number {
-  for (let i = 0; i < a.length; i++) {
-    const c = compareKeys(a[i], b[i]);
-    if (c !== 0) return c;
-  }
-  return 0;
 }
