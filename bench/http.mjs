@@ -1,10 +1,10 @@
 // HTTP benches. Every server runs in its own child process, autocannon in another; each
 // pair is checked for equivalent output first, then measured side by side in rounds.
-//   node bench/http.mjs [--quick] [--json] [--only=node,nodesmall,express,koa,jsonserver,post]
+//   node bench/http.mjs [--quick] [--json] [--only=node,nodesmall,express,koa,control,jsonserver,post]
 import { copyFileSync } from 'node:fs';
 import path from 'node:path';
 import { RESULTS_DIR, writeDataFile } from './lib/data.mjs';
-import { BENCH, CLI, freePort, measure, mergeMeasures, request, startLoadGenerator, startServer } from './lib/http.mjs';
+import { BENCH, CLI, freePort, measure, measurePairs, request, startLoadGenerator, startServer } from './lib/http.mjs';
 import { flags, fmt, median, table } from './lib/stats.mjs';
 
 const JSON_SERVER = path.join(BENCH, 'node_modules', 'json-server', 'lib', 'cli', 'bin.js');
@@ -82,29 +82,34 @@ async function withServers(specs, fn) {
 }
 
 /**
- * The library's server and a bare one on the same small GET, started lib first and
- * measured for half the rounds, then started again bare first for the other half; the
- * medians take every round. On the shared two-core machine the server started first spent
- * 10-30 % more CPU a request whatever it ran (the same build against itself included), so
- * one start order was a bias of its own (docs/performance.md, "Small GET: the start order").
+ * The library's server and a bare one on the same small GET, as independent pairs of fresh
+ * servers (`measurePairs`: start order turning, load generator and servers on CPUs of
+ * their own where the machine allows). One start of a pair of servers was a sample of one:
+ * the server started first spent 10-30 % more CPU a request whatever it ran, and two
+ * starts of one build differed by as much as the gap measured (docs/performance.md,
+ * "Small GET: the start order", "Small GET: pairs of fresh servers").
  */
-async function libAndBare(load, specs, reqPath, quick) {
-  const all = settings(quick);
-  const half = { ...all, rounds: Math.ceil(all.rounds / 2) };
-  let sample;
-  const parts = [];
-  for (const libFirst of [true, false]) {
-    const order = libFirst ? specs : [...specs].reverse();
-    parts.push(
-      await withServers(order, async (started) => {
-        const [lib, bare] = libFirst ? started : [...started].reverse();
-        sample = await verifyIdentical([lib, bare], reqPath);
-        return measure(load, { lib: target(lib, reqPath), bare: target(bare, reqPath) }, half);
-      }),
-    );
-  }
-  const m = mergeMeasures(parts);
-  return { sample, ...m, ...ratios(m, 'bare') };
+async function libAndBare(load, [lib, bare], reqPath, quick) {
+  const { verified, ...m } = await measurePairs(load, { lib, bare }, reqPath, {
+    ...pairSettings(quick),
+    verify: (servers) => verifyIdentical(servers, reqPath),
+  });
+  return { sample: verified, ...m };
+}
+
+/** Pairs of fresh servers, each warmed up and measured in two rounds a server. */
+function pairSettings(quick) {
+  return quick ? { pairs: 3, rounds: 2, duration: 1, warmup: 1 } : { pairs: 8, rounds: 2, duration: 1, warmup: 1 };
+}
+
+/**
+ * Bare node:http against itself, measured as the small-GET suites are: how far apart two
+ * servers of one build come out, the noise floor of the ratios beside it.
+ */
+async function control(load, quick) {
+  const data = writeDataFile('people-50.json', 50);
+  const bare = ['bare node:http', 'servers/node-small.mjs', [data, 'bare']];
+  return libAndBare(load, [['bare node:http (as "lib")', ...bare.slice(1)], bare], '/Person/id=7', quick);
 }
 
 /** GET over 10k entities: the node adapter against bare node:http (naive and hand-tuned). */
@@ -236,6 +241,7 @@ export const SUITES = {
   nodesmall: nodeSmall,
   express: frameworkSuite('express'),
   koa: frameworkSuite('koa'),
+  control,
   jsonserver: jsonServer,
   post: posts,
 };

@@ -1,9 +1,10 @@
 // Child processes for HTTP benches: every server under test runs in its own process and
 // the load generator (autocannon) in another, so none of them share an event loop.
-import { fork, spawn } from 'node:child_process';
+import { execFileSync, fork, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { median } from './stats.mjs';
@@ -101,6 +102,7 @@ export async function startLoadGenerator() {
       });
     },
     stop: () => stop(child),
+    pid: child.pid,
   };
 }
 
@@ -168,8 +170,77 @@ export async function measure(load, targets, { rounds, duration, warmup, connect
   };
 }
 
+/**
+ * Which CPUs a paired measure pins to: the load generator to the first, the servers to the
+ * rest. Null (nothing pinned) with one CPU or without `taskset` (util-linux).
+ */
+function pinning() {
+  const cpus = os.availableParallelism?.() ?? os.cpus().length;
+  if (cpus < 2) return null;
+  try {
+    execFileSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' });
+  } catch {
+    return null;
+  }
+  return { load: '0', servers: `1-${cpus - 1}`, all: `0-${cpus - 1}` };
+}
+
+/** Sets the CPUs of every thread of a running process (new threads inherit them). */
+function pin(pid, cpus) {
+  execFileSync('taskset', ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' });
+}
+
+/**
+ * The library's server against a baseline, as `pairs` independent pairs: each pair starts
+ * both servers afresh (the order turning from pair to pair), warms them up, and measures
+ * them in `rounds` alternating sessions. Where the machine allows, the load generator runs
+ * on one CPU and the servers on the others, so the kernel does not sometimes put a server
+ * on the load generator's CPU. The ratios are the medians of the pairs' own ratios: a
+ * server process's speed varies from one start to the next by more than the gap being
+ * measured (two bare servers of one build: 0.88x-1.23x of each other, docs/performance.md),
+ * so one pair is one sample, and a ratio within a pair is taken under the same conditions.
+ * `specs`: `{ [name]: [title, script, args] }`, the measured server first, its baseline
+ * second; `ratio` and `cpuRatio` are the first's over the second's. `verify(servers)` runs on the first pair.
+ */
+export async function measurePairs(load, specs, reqPath, { pairs, rounds, duration, warmup, verify }) {
+  const [a, b] = Object.keys(specs);
+  const cpus = pinning();
+  const perPair = [];
+  let verified;
+  try {
+    if (cpus) pin(load.pid, cpus.load);
+    for (let k = 0; k < pairs; k++) {
+      const names = k % 2 === 0 ? [a, b] : [b, a];
+      const started = {};
+      try {
+        for (const n of names) started[n] = await startServer(...specs[n]);
+        if (cpus) for (const n of names) pin(started[n].pid, cpus.servers);
+        if (k === 0 && verify) verified = await verify([started[a], started[b]]);
+        const targets = Object.fromEntries(names.map((n) => [n, { url: started[n].url, pid: started[n].pid, path: reqPath }]));
+        perPair.push(await measure(load, targets, { rounds, duration, warmup }));
+      } finally {
+        await Promise.all(Object.values(started).map((s) => s.stop()));
+      }
+    }
+  } finally {
+    if (cpus) pin(load.pid, cpus.all);
+  }
+  const pairRatio = (key) => {
+    const xs = perPair.filter((m) => m[key][a] && m[key][b]).map((m) => m[key][a] / m[key][b]);
+    return xs.length ? median(xs) : null;
+  };
+  return {
+    verified,
+    pinned: cpus !== null,
+    ...mergeMeasures(perPair),
+    pairs: perPair.map((m) => ({ rps: m.rps, perCpuSecond: m.perCpuSecond })),
+    ratio: pairRatio('rps'),
+    cpuRatio: pairRatio('perCpuSecond'),
+  };
+}
+
 /** Several `measure` results of the same servers as one: every round of each in the medians. */
-export function mergeMeasures(parts) {
+function mergeMeasures(parts) {
   const names = Object.keys(parts[0].rps);
   const all = (key, n) => parts.flatMap((p) => p[key][n]);
   const med = (xs) => (xs.length ? median(xs) : null);

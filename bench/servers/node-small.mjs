@@ -1,15 +1,19 @@
 // GET /Person/id=7 over 50 entities: the node adapter, or bare node:http writing the same bytes.
-//   node servers/node-small.mjs <data.json> adapter|bare
+//   node servers/node-small.mjs <data.json> adapter|bare [DIR]
+// DIR: the adapter of another build (DIR/core/dist and DIR/node/dist, node's import of
+// @resourcery/core pointed at DIR's core, as bench/small-get-cold.mjs --before takes it).
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
-import { createService, MemoryStorage } from '@resourcery/core';
-import { createServer } from '@resourcery/node';
+import path from 'node:path';
 import { BARE_ETAG, SMALL_PATH } from './small.mjs';
 
-const [file, mode] = process.argv.slice(2);
+const [file, mode, dir] = process.argv.slice(2);
 const { Person } = JSON.parse(readFileSync(file, 'utf8'));
 let server;
 if (mode === 'adapter') {
+  const build = (pkg, name) => (dir === undefined ? import(name) : import(path.join(path.resolve(dir), pkg, 'dist', 'index.js')));
+  const { createService, MemoryStorage } = await build('core', '@resourcery/core');
+  const { createServer } = await build('node', '@resourcery/node');
   const service = createService();
   service.addResource({ name: 'Person', storage: new MemoryStorage(Person) });
   server = createServer(service);

@@ -1,5 +1,6 @@
 import { createService, MemoryStorage, type Service, type Storage } from '@resourcery/core';
-import { parseEntityTags } from '../src/request/preconditions';
+import { entityTag, parseEntityTags } from '../src/request/preconditions';
+import { entityVersion } from '../src/storage/version';
 import { call, RAW } from './handle-support';
 
 /** DESIGN 13: ETag on one-entity answers, If-Match on writes (412), If-None-Match on reads (304). */
@@ -170,6 +171,34 @@ test('a restarted process (the CLI on its file) never answers an ETag it answere
   const [before, after] = [stampOf(restarted()), stampOf(restarted())];
   expect(after.row).toBe(before.row);
   expect(after.version).not.toBe(before.version);
+});
+
+test("a memory stamp's text is its row and version, kept: the ETag is one string a state, a new one after a write", async () => {
+  const storage = new MemoryStorage([{ Id: 1, Name: 'Ada' }] as never);
+  const [ada] = (storage as unknown as { entities: object[] }).entities as never[];
+  const stamp = storage.stamp(ada);
+  expect(stamp.text).toBe(`${stamp.row}.${stamp.version}`);
+  expect(entityVersion(storage, ada)).toBe(stamp.text);
+  expect(storage.stamp(ada)).toBe(stamp);
+  const service = createService();
+  service.addResource({ name: 'Person', key: 'Id', storage });
+  const first = await call(service, 'GET', '/Person/1', { headers: RAW });
+  expect(first.headers.etag).toBe(`"${stamp.text}"`);
+  await call(service, 'PATCH', '/Person/1', { body: { Name: 'Ada L.' } });
+  const second = await call(service, 'GET', '/Person/1', { headers: RAW });
+  expect(second.headers.etag).not.toBe(first.headers.etag);
+  const [updated] = (storage as unknown as { entities: object[] }).entities as never[];
+  expect(storage.stamp(updated).row).toBe(stamp.row);
+  expect(second.headers.etag).toBe(`"${storage.stamp(updated).text}"`);
+});
+
+test('entityTag answers the tag of the version asked, whichever came before it', () => {
+  expect(entityTag('1.a')).toBe('"1.a"');
+  expect(entityTag('1.a')).toBe('"1.a"');
+  expect(entityTag('2.b')).toBe('"2.b"');
+  expect(entityTag(['1', 'a'].join('.'))).toBe('"1.a"');
+  expect(entityTag('')).toBe('""');
+  expect(entityTag('2.b')).toBe('"2.b"');
 });
 
 describe('entity tag lists', () => {

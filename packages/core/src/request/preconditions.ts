@@ -11,10 +11,23 @@ import type { Result } from '../operations/results.js';
 import type { RequestContext } from './context.js';
 import type { PlainResponse } from '../http/types.js';
 
-/** The `ETag` of a stored version: a strong entity tag. */
+/**
+ * The `ETag` of a stored version: a strong entity tag. The tag made last is given again for
+ * the same version: a version a storage keeps as one string (Stamp.text) then costs no new
+ * string a response, and node:http checks the characters of a header value made by joining
+ * strings on a slower path than those of one it checked before (docs/performance.md, "Small
+ * GET: pairs of fresh servers").
+ */
 export function entityTag(version: string): string {
-  return `"${version}"`;
+  if (version !== lastVersion) {
+    lastVersion = version;
+    lastTag = `"${version}"`;
+  }
+  return lastTag;
 }
+
+let lastVersion = '';
+let lastTag = '""';
 
 /** The version a result answers one entity with (GET of one entity, a write of one). */
 export function versionOf(result: Result): string | undefined {

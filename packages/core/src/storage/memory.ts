@@ -28,6 +28,20 @@ const DONE: Promise<void> = Promise.resolve();
  * update replaces the object, so a new object is a new version.
  */
 const STAMPS = new WeakMap<Entity, Stamp>();
+
+/** A stamp of this storage: kept as long as its entity state, so its text is made once, when first asked. */
+class MemoryStamp implements Stamp {
+  #text: string | undefined;
+  constructor(
+    readonly row: string,
+    readonly version: string,
+  ) {}
+
+  get text(): string {
+    return (this.#text ??= `${this.row}.${this.version}`);
+  }
+}
+
 let clock = 0;
 const issue = () => String(++clock);
 // Versions start with a prefix drawn per process: a restarted server (the CLI on its file)
@@ -112,7 +126,7 @@ export class MemoryStorage implements Storage {
   /** The entity's row and version; stable while the object is stored (an update stores a new object and version). */
   stamp(entity: Entity): Stamp {
     let stamp = STAMPS.get(entity);
-    if (stamp === undefined) STAMPS.set(entity, (stamp = { row: issue(), version: version() }));
+    if (stamp === undefined) STAMPS.set(entity, (stamp = new MemoryStamp(issue(), version())));
     return stamp;
   }
 
@@ -207,7 +221,7 @@ export class MemoryStorage implements Storage {
         removed.push(e);
         continue;
       }
-      if (row !== undefined) STAMPS.set(update.value, { row, version: version() });
+      if (row !== undefined) STAMPS.set(update.value, new MemoryStamp(row, version()));
       next.push(update.value);
       replaced.push([e, update.value]);
       if (this.key !== null && keyIdentity(update.value, this.key) !== keyIdentity(e, this.key)) changed.push(update.value);

@@ -81,6 +81,12 @@ export interface SelectResult {
 export interface Stamp {
   row: string;
   version: string;
+  /**
+   * Optional: `<row>.<version>`, the entity's version as clients see it, kept by a storage
+   * whose stamp objects last as long as the entity state (MemoryStorage): its ETag is then
+   * made from one string instead of a new one every response (docs/performance.md).
+   */
+  readonly text?: string;
 }
 
 /** Which stored entity an update or a delete changes (storage contract v2). */

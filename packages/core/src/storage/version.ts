@@ -38,7 +38,7 @@ export function useEtagSecret(storage: Storage, secret: string): void {
  */
 export function entityVersion(storage: Storage, entity: Entity): string {
   const stamp = storage.stamp?.(entity);
-  if (stamp !== undefined) return `${stamp.row}.${stamp.version}`;
+  if (stamp !== undefined) return stamp.text ?? `${stamp.row}.${stamp.version}`;
   const key = keys.get(storage)?.key ?? PROCESS_KEY;
   return `~${createHmac('sha256', key).update(JSON.stringify(entity)).digest('base64url').slice(0, 22)}`;
 }
