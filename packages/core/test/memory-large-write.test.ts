@@ -38,7 +38,9 @@ describe('MemoryStorage: a large keyed write', () => {
   test('50,000 inserts into 20,000 entities give the event loop turns, then are all stored', async () => {
     const storage = keyed(rows(1, 20_000));
     const turns = await turnsDuring(() => storage.write({ insert: rows(20_001, 50_000) }));
-    expect(turns).toBeGreaterThanOrEqual(5);
+    // Up to 4 ms of slices a turn (util/turn.ts): 5-7 turns on a quiet machine, more on a
+    // busy one; 2 or more shows the check did not run in one go after a single yield.
+    expect(turns).toBeGreaterThanOrEqual(2);
     expect(count(storage)).toBe(70_000);
     expect(storage.all()[69_999]).toEqual({ Id: 70_000, Name: 'n70000' });
   });
