@@ -4,7 +4,7 @@
 import { copyFileSync } from 'node:fs';
 import path from 'node:path';
 import { RESULTS_DIR, writeDataFile } from './lib/data.mjs';
-import { BENCH, CLI, freePort, measure, measurePairs, request, startLoadGenerator, startServer } from './lib/http.mjs';
+import { BENCH, CLI, freePort, measure, measurePairs, request, startLoadGenerator, withServers } from './lib/http.mjs';
 import { flags, fmt, median, table } from './lib/stats.mjs';
 
 const JSON_SERVER = path.join(BENCH, 'node_modules', 'json-server', 'lib', 'cli', 'bin.js');
@@ -69,16 +69,6 @@ function cpuRatio(m, baseline) {
 /** requests/s ratio (the target) and requests-per-server-CPU-second ratio (a check against noise). */
 function ratios(m, baseline) {
   return { ratio: m.rps.lib / m.rps[baseline], cpuRatio: cpuRatio(m, baseline) };
-}
-
-async function withServers(specs, fn) {
-  const servers = [];
-  try {
-    for (const s of specs) servers.push(await startServer(...s));
-    return await fn(servers);
-  } finally {
-    await Promise.all(servers.map((s) => s.stop()));
-  }
 }
 
 /**

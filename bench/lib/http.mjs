@@ -170,6 +170,17 @@ export async function measure(load, targets, { rounds, duration, warmup, connect
   };
 }
 
+/** Starts the servers of `specs` (`[name, script, args]` each), runs `fn(servers)`, then stops them whatever happened. */
+export async function withServers(specs, fn) {
+  const servers = [];
+  try {
+    for (const s of specs) servers.push(await startServer(...s));
+    return await fn(servers);
+  } finally {
+    await Promise.all(servers.map((s) => s.stop()));
+  }
+}
+
 /**
  * Which CPUs a paired measure pins to: the load generator to the first, the servers to the
  * rest. Null (nothing pinned) with one CPU or without `taskset` (util-linux).
@@ -211,16 +222,17 @@ export async function measurePairs(load, specs, reqPath, { pairs, rounds, durati
     if (cpus) pin(load.pid, cpus.load);
     for (let k = 0; k < pairs; k++) {
       const names = k % 2 === 0 ? [a, b] : [b, a];
-      const started = {};
-      try {
-        for (const n of names) started[n] = await startServer(...specs[n]);
-        if (cpus) for (const n of names) pin(started[n].pid, cpus.servers);
-        if (k === 0 && verify) verified = await verify([started[a], started[b]]);
-        const targets = Object.fromEntries(names.map((n) => [n, { url: started[n].url, pid: started[n].pid, path: reqPath }]));
-        perPair.push(await measure(load, targets, { rounds, duration, warmup }));
-      } finally {
-        await Promise.all(Object.values(started).map((s) => s.stop()));
-      }
+      const m = await withServers(
+        names.map((n) => specs[n]),
+        async (servers) => {
+          const started = Object.fromEntries(names.map((n, i) => [n, servers[i]]));
+          if (cpus) for (const s of servers) pin(s.pid, cpus.servers);
+          if (k === 0 && verify) verified = await verify([started[a], started[b]]);
+          const targets = Object.fromEntries(names.map((n) => [n, { url: started[n].url, pid: started[n].pid, path: reqPath }]));
+          return measure(load, targets, { rounds, duration, warmup });
+        },
+      );
+      perPair.push(m);
     }
   } finally {
     if (cpus) pin(load.pid, cpus.all);

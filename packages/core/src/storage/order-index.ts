@@ -197,14 +197,15 @@ export class OrderIndex {
       misspelt += this.spelling(snapshot[i]);
       return values(snapshot[i]);
     };
-    const ascending = this.locators.length === 1 ? false : this.locators.map(() => false);
+    // Every property ascending (a descending order reads the index backwards).
+    const descending = this.locators.length === 1 ? false : this.locators.map(() => false);
     if (snapshot.length <= SORTED_AT_ONCE) {
-      this.built(snapshot, sortEntities(positions, key, ascending), misspelt);
+      this.built(snapshot, sortEntities(positions, key, descending), misspelt);
       return this.sorted!;
     }
     const generation = ++this.generation;
     this.pending = [];
-    void sortInSlices(positions, key, ascending).then((order) => {
+    void sortInSlices(positions, key, descending).then((order) => {
       if (generation !== this.generation) return;
       const changes = this.pending!;
       this.pending = null;
