@@ -5,6 +5,7 @@ import type { ContentType, WriteContext } from './content-type.js';
 import { chunked, STREAM_CHUNK } from './chunked.js';
 import { nextTurn } from '../util/turn.js';
 import { NotUtf8, parseInSlices } from './json-slices.js';
+import { entitiesText } from './entity-texts.js';
 
 /**
  * JSON text is UTF-8 (RFC 8259): bytes that are not are refused, not read as U+FFFD and
@@ -157,7 +158,7 @@ export function isStringRecord(value: unknown): value is Record<string, string> 
 function writeRaw(result: Result): string | AsyncIterable<string> {
   switch (result.kind) {
     case 'entities':
-      return arrayBody('', result.entities, nothing);
+      return result.state === undefined ? arrayBody('', result.entities, nothing) : entitiesText(result.entities, result.state);
     case 'count':
       return String(result.count);
     case 'change':
@@ -175,7 +176,7 @@ function writeEnvelope(result: Result, context: WriteContext): string | AsyncIte
       const { entities, total } = result;
       // The common small answer in one template, without a closure for its tail (one allocation fewer a GET).
       if (entities.length <= WHOLE_ENTITIES)
-        return `{"Status":"success","Data":${stringifyArray(entities)},"DataCount":${entities.length}${totalCount(total)},"TimeElapsedMs":${context.elapsedMs()}}`;
+        return `{"Status":"success","Data":${entitiesText(entities, result.state)},"DataCount":${entities.length}${totalCount(total)},"TimeElapsedMs":${context.elapsedMs()}}`;
       return arrayBody(
         '{"Status":"success","Data":',
         entities,

@@ -164,8 +164,17 @@ async function readLater(
 
 function readResult(op: OperationContext, selected: Entity[] | Streamed, provenance: Provenance | undefined): Eventually<Result> {
   if (selected instanceof Streamed) return { kind: 'stream', entities: selected.entities };
-  const version = selected.length === 1 ? versionOfOutput(op.resource, op.query, selected[0], provenance) : undefined;
-  return op.resource.hooks.afterRead ? afterReadHook(op, selected, version) : entitiesResult(selected, version);
+  const { resource } = op;
+  const stored = selected.length === 1 ? storedOf(resource, op.query, selected[0], provenance) : undefined;
+  if (stored === undefined)
+    return resource.hooks.afterRead ? afterReadHook(op, selected, undefined) : { kind: 'entities', entities: selected };
+  const stamp = resource.storage.stamp?.(stored);
+  const version = entityVersion(resource.storage, stored, stamp);
+  if (resource.hooks.afterRead) return afterReadHook(op, selected, version);
+  // The entity as stored, under a stamp that lasts as long as its state: its text may be kept (entity-texts.ts).
+  return stored === selected[0] && stamp?.text !== undefined
+    ? { kind: 'entities', entities: selected, version, state: stamp }
+    : { kind: 'entities', entities: selected, version };
 }
 
 async function afterReadHook(op: OperationContext, selected: Entity[], version: string | undefined): Promise<Result> {
@@ -178,14 +187,14 @@ function entitiesResult(entities: Entity[], version: string | undefined): Result
 }
 
 /**
- * The version of the one stored entity a GET answered with (its ETag): the output itself
+ * The stored entity whose version a one-entity output has (its ETag): the output itself
  * when unprojected, else the one entity projected; undefined when that cannot be told
  * (distinct, a toOutput hook, or an order on an output property that projected several).
  */
-function versionOfOutput(resource: Resource, q: CompiledQuery, output: Entity, provenance: Provenance | undefined): string | undefined {
+function storedOf(resource: Resource, q: CompiledQuery, output: Entity, provenance: Provenance | undefined): Entity | undefined {
   if (q.meta.distinct || resource.definition.toOutput) return undefined;
-  if (q.project === null) return entityVersion(resource.storage, output);
-  return provenance?.projected === 1 ? entityVersion(resource.storage, provenance.stored!) : undefined;
+  if (q.project === null) return output;
+  return provenance?.projected === 1 ? provenance.stored : undefined;
 }
 
 export const report: Operation = async (op) => {

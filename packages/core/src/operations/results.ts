@@ -6,8 +6,10 @@ export type Result =
    * GET: the selected entities. `version`
    * (here and on a change of one entity): the stored entity's version, for an ETag.
    * `total` (with `count=true`): how many the GET selects before offset and limit.
+   * `state`: the stamp of the one entity when it is answered as stored and its stamp
+   * lasts as long as that state (Stamp.text): its JSON text may be kept under it.
    */
-  | { kind: 'entities'; entities: Entity[]; version?: string; total?: number }
+  | { kind: 'entities'; entities: Entity[]; version?: string; total?: number; state?: object }
   /**
    * GET past what the storage holds in memory (SelectQuery.stream): at least one entity,
    * read as the body is written. Only for content types with `streams`.

@@ -84,7 +84,9 @@ export interface Stamp {
   /**
    * Optional: `<row>.<version>`, the entity's version as clients see it, kept by a storage
    * whose stamp objects last as long as the entity state (MemoryStorage): its ETag is then
-   * made from one string instead of a new one every response (docs/performance.md).
+   * made from one string instead of a new one every response, and the JSON text of the
+   * entity answered alone is kept under the stamp (docs/storage.md). Offering it promises
+   * that the state changes only by a write that issues a new stamp, never in place.
    */
   readonly text?: string;
 }

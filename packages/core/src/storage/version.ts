@@ -1,6 +1,6 @@
 import { createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import { ServiceError } from '../errors.js';
-import type { Entity, Storage } from './storage.js';
+import type { Entity, Stamp, Storage } from './storage.js';
 
 /**
  * The key of the content digests of this process (drawn at start), for storages that no
@@ -36,8 +36,7 @@ export function useEtagSecret(storage: Storage, secret: string): void {
  * still catches a change to them; keyed, so that a client knowing the visible part
  * cannot find a hidden value by hashing guesses offline against the tag.
  */
-export function entityVersion(storage: Storage, entity: Entity): string {
-  const stamp = storage.stamp?.(entity);
+export function entityVersion(storage: Storage, entity: Entity, stamp: Stamp | undefined = storage.stamp?.(entity)): string {
   if (stamp !== undefined) return stamp.text ?? `${stamp.row}.${stamp.version}`;
   const key = keys.get(storage)?.key ?? PROCESS_KEY;
   return `~${createHmac('sha256', key).update(JSON.stringify(entity)).digest('base64url').slice(0, 22)}`;
