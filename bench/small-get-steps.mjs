@@ -5,18 +5,18 @@
 //   pnpm run build && node bench/small-get-steps.mjs [--runs=3] [--seconds=3]
 // The copy goes to a temporary directory; a pattern that no longer matches the build
 // (a step renamed) stops the script with its name.
-import { execFileSync, fork } from 'node:child_process';
+import { fork } from 'node:child_process';
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeDataFile } from './lib/data.mjs';
-import { startLoadGenerator } from './lib/http.mjs';
+import { pin, pinning, startLoadGenerator } from './lib/http.mjs';
+import { bareBody, bareHeaders, SMALL_PATH } from './servers/small.mjs';
 import { arg } from './lib/stats.mjs';
 
 const PACKAGES = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'packages');
-const SMALL_PATH = '/Person/id=7';
 /** Slot 0 counts requests; slot k the µs spent before probe k since the one before it. */
 const STEPS = [
   'RequestContext, root check, authentication',
@@ -74,11 +74,9 @@ async function serve(mode, data, dir) {
     server = http.createServer((req, res) => {
       const started = performance.now();
       if (req.method !== 'GET' || req.url !== SMALL_PATH) return void res.writeHead(404).end();
-      const found = Person.filter((p) => p.id === 7);
-      const elapsed = Math.round((performance.now() - started) * 1000) / 1000;
-      const body = `{"Status":"success","Data":${JSON.stringify(found)},"DataCount":${found.length},"TimeElapsedMs":${elapsed}}`;
+      const body = bareBody(Person, started);
       const handled = performance.now();
-      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), etag: '"7.1"' });
+      res.writeHead(200, bareHeaders(body));
       res.end(body);
       steps[1] += handled - started;
       steps[2] += performance.now() - handled;
@@ -99,17 +97,15 @@ async function serve(mode, data, dir) {
   server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
 }
 
-async function measure(mode, data, dir, load, { runs, seconds }) {
+async function stepsOf(mode, data, dir, load, { runs, seconds }) {
   const child = fork(fileURLToPath(import.meta.url), ['--serve', mode, data, dir ?? ''], { stdio: 'inherit' });
   try {
     const { port } = await new Promise((resolve) => child.once('message', resolve));
-    const pinned = os.availableParallelism() >= 2;
-    if (pinned)
-      for (const [pid, cpu] of [
-        [load.pid, '0'],
-        [child.pid, '1'],
-      ])
-        execFileSync('taskset', ['-a', '-p', '-c', cpu, String(pid)], { stdio: 'ignore' });
+    const cpus = pinning();
+    if (cpus) {
+      pin(load.pid, cpus.load);
+      pin(child.pid, cpus.servers);
+    }
     const session = (duration) =>
       load.run({ url: `http://127.0.0.1:${port}`, duration, connections: 10, requests: [{ method: 'GET', path: SMALL_PATH }] });
     const stats = () => new Promise((resolve) => (child.once('message', resolve), child.send('stats')));
@@ -139,8 +135,8 @@ else {
   const load = await startLoadGenerator();
   try {
     probedCopy(dir);
-    const lib = await measure('library', data, dir, load, options);
-    const bare = await measure('bare', data, undefined, load, options);
+    const lib = await stepsOf('library', data, dir, load, options);
+    const bare = await stepsOf('bare', data, undefined, load, options);
     console.log(
       `small GET ${SMALL_PATH} over 50 entities, µs a request in each of ${options.runs} runs of ${options.seconds} s (load ${os.loadavg()[0].toFixed(1)})`,
     );

@@ -185,7 +185,7 @@ export async function withServers(specs, fn) {
  * Which CPUs a paired measure pins to: the load generator to the first, the servers to the
  * rest. Null (nothing pinned) with one CPU or without `taskset` (util-linux).
  */
-function pinning() {
+export function pinning() {
   const cpus = os.availableParallelism?.() ?? os.cpus().length;
   if (cpus < 2) return null;
   try {
@@ -197,7 +197,7 @@ function pinning() {
 }
 
 /** Sets the CPUs of every thread of a running process (new threads inherit them). */
-function pin(pid, cpus) {
+export function pin(pid, cpus) {
   execFileSync('taskset', ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' });
 }
 

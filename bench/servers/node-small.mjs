@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { BARE_ETAG, SMALL_PATH } from './small.mjs';
+import { bareBody, bareHeaders, SMALL_PATH } from './small.mjs';
 
 const [file, mode, dir] = process.argv.slice(2);
 const { Person } = JSON.parse(readFileSync(file, 'utf8'));
@@ -21,10 +21,8 @@ if (mode === 'adapter') {
   server = http.createServer((req, res) => {
     const started = performance.now();
     if (req.method !== 'GET' || req.url !== SMALL_PATH) return void res.writeHead(404).end();
-    const data = Person.filter((p) => p.id === 7);
-    const elapsed = Math.round((performance.now() - started) * 1000) / 1000;
-    const body = `{"Status":"success","Data":${JSON.stringify(data)},"DataCount":${data.length},"TimeElapsedMs":${elapsed}}`;
-    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), etag: BARE_ETAG });
+    const body = bareBody(Person, started);
+    res.writeHead(200, bareHeaders(body));
     res.end(body);
   });
 }
