@@ -110,3 +110,31 @@ describe('a GET of one entity', () => {
     expect(keptTexts()).toBe(before);
   });
 });
+
+test('a kept text reaches no caller a direct request would refuse: row rules and rights run before it', async () => {
+  const service = createService({ authenticate: (request) => request.headers['x-user'] ?? 'nobody' });
+  const storage = new MemoryStorage([
+    { id: 1, Owner: 'ann', Secret: 'ann-only' },
+    { id: 2, Owner: 'bob', Secret: 'bob-only' },
+  ]);
+  service.addResource({
+    name: 'Note',
+    key: 'id',
+    storage,
+    rules: {
+      rows: (caller) => (caller.principal === 'admin' ? undefined : `Owner=${encodeURIComponent(String(caller.principal))}`),
+      allow: (caller) => caller.principal !== 'nobody',
+    },
+  });
+  const as = (user: string | undefined, uri: string) => call(service, 'GET', uri, { headers: user ? { 'x-user': user } : {} });
+  // ann's GET keeps the text of note 1 (changed in place afterwards, it is still what is answered).
+  expect((await as('ann', '/Note/id=1')).json.Data).toEqual([{ id: 1, Owner: 'ann', Secret: 'ann-only' }]);
+  (storage as unknown as { entities: Array<Record<string, unknown>> }).entities[0].Secret = 'in place';
+  expect((await as('admin', '/Note/id=1')).json.Data).toEqual([{ id: 1, Owner: 'ann', Secret: 'ann-only' }]);
+  // bob's row rule leaves note 1 out, and an anonymous caller may not read at all: the same as before it was kept.
+  for (const uri of ['/Note/id=1', '/Note/1']) {
+    const bob = await as('bob', uri);
+    expect([bob.status, bob.text]).toEqual([204, '']);
+  }
+  expect((await as(undefined, '/Note/id=1')).status).toBe(403);
+});
